@@ -59,17 +59,19 @@ absl::Status CheckOne(const ModelOptions& options, const TensorSpec& spec,
 
 }  // namespace
 
-absl::StatusOr<std::vector<Tensor>> ValidateAndOrderInputs(
-    const ModelOptions& options, std::vector<Tensor> inputs,
-    bool check_batch_limit) {
-  std::vector<std::optional<Tensor>> slots(options.inputs.size());
-  for (Tensor& t : inputs) {
+absl::StatusOr<std::vector<size_t>> CheckInputs(const ModelOptions& options,
+                                                absl::Span<const Tensor> inputs,
+                                                bool check_batch_limit) {
+  std::vector<std::optional<size_t>> slots(options.inputs.size());
+  for (size_t k = 0; k < inputs.size(); ++k) {
+    const Tensor& t = inputs[k];
     size_t i = 0;
     while (i < options.inputs.size() && options.inputs[i].name != t.name()) ++i;
     if (i == options.inputs.size()) {
       std::string known;
-      for (const TensorSpec& s : options.inputs)
+      for (const TensorSpec& s : options.inputs) {
         absl::StrAppend(&known, known.empty() ? "" : ", ", "'", s.name, "'");
+      }
       return absl::InvalidArgumentError(
           absl::StrCat("unexpected input '", t.name(), "'; model '",
                        options.name, "' takes ", known));
@@ -78,11 +80,11 @@ absl::StatusOr<std::vector<Tensor>> ValidateAndOrderInputs(
       return absl::InvalidArgumentError(
           absl::StrCat("input '", t.name(), "' appears more than once"));
     }
-    slots[i] = std::move(t);
+    slots[i] = k;
   }
   std::optional<int64_t> batch;
-  std::vector<Tensor> ordered;
-  ordered.reserve(slots.size());
+  std::vector<size_t> order;
+  order.reserve(slots.size());
   for (size_t i = 0; i < slots.size(); ++i) {
     const TensorSpec& spec = options.inputs[i];
     if (!slots[i].has_value()) {
@@ -92,10 +94,22 @@ absl::StatusOr<std::vector<Tensor>> ValidateAndOrderInputs(
                        options.name, "' requires it"));
     }
     absl::Status s =
-        CheckOne(options, spec, *slots[i], check_batch_limit, &batch);
+        CheckOne(options, spec, inputs[*slots[i]], check_batch_limit, &batch);
     if (!s.ok()) return s;
-    ordered.push_back(*std::move(slots[i]));
+    order.push_back(*slots[i]);
   }
+  return order;
+}
+
+absl::StatusOr<std::vector<Tensor>> ValidateAndOrderInputs(
+    const ModelOptions& options, std::vector<Tensor> inputs,
+    bool check_batch_limit) {
+  absl::StatusOr<std::vector<size_t>> order =
+      CheckInputs(options, inputs, check_batch_limit);
+  if (!order.ok()) return order.status();
+  std::vector<Tensor> ordered;
+  ordered.reserve(order->size());
+  for (size_t k : *order) ordered.push_back(std::move(inputs[k]));
   return ordered;
 }
 

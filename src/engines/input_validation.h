@@ -19,6 +19,12 @@ namespace ferry {
 // INVALID_ARGUMENT naming the input and what differs. When `check_batch_limit`
 // is false, a batch dimension larger than max_batch_size is accepted (the
 // batcher splits such requests).
+// Checks without taking the tensors: returns, for each configured input in
+// config order that is present, the index of its tensor in `inputs`.
+absl::StatusOr<std::vector<size_t>> CheckInputs(const ModelOptions& options,
+                                                absl::Span<const Tensor> inputs,
+                                                bool check_batch_limit = true);
+
 absl::StatusOr<std::vector<Tensor>> ValidateAndOrderInputs(
     const ModelOptions& options, std::vector<Tensor> inputs,
     bool check_batch_limit = true);

@@ -1,0 +1,58 @@
+// SPDX-License-Identifier: Apache-2.0
+// BatcherOptions: everything a DynamicBatcher is configured with, converted
+// from a model's ModelOptions (config.pbtxt's dynamic_batching plus Ferry's
+// parameters) at the edge. Plain values.
+//
+// Ferry's parameters beyond Triton's knobs (all optional, in config.pbtxt
+// `parameters`):
+//   max_batch_bytes       cap on a batch's input bytes (0: none)
+//   aging_interval_us     a waiting request rises one priority level per
+//   interval
+//                         (default 100000; 0 disables aging)
+//   max_aging_levels      how many levels aging may lift a request (default:
+//   all) deadline_aware        "false" turns off dispatch-for-deadline and
+//   early rejection max_padding_waste     padding bound for length bucketing
+//   (default 0.25; 1 disables) max_queue_size_default  queue bound per level
+//   when max_queue_size is 0
+//                         (default 65536 requests: memory stays bounded)
+//   pad_value, attention_mask_input  see batch_assembly.h
+#ifndef FERRY_BATCHING_BATCHER_OPTIONS_H_
+#define FERRY_BATCHING_BATCHER_OPTIONS_H_
+
+#include <cstdint>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "batching/batch_assembly.h"
+#include "batching/batch_policy.h"
+#include "config/model_options.h"
+
+namespace ferry {
+
+struct LevelQueueOptions {
+  TimeoutAction timeout_action = TimeoutAction::kReject;
+  absl::Duration default_timeout = absl::ZeroDuration();  // zero: none
+  bool allow_timeout_override = false;
+  uint32_t max_queue_size = 65536;  // requests waiting at this level
+};
+
+struct BatcherOptions {
+  BatchPolicyOptions policy;
+  // Levels are 0-based here (0 = highest); Triton's config counts from 1.
+  int priority_levels = 1;
+  int default_level = 0;
+  std::vector<LevelQueueOptions> levels;  // one per priority level
+  PaddingOptions padding;
+  // Whether the model batches at all (max_batch_size > 0). When not, requests
+  // carry no batch dimension and each runs alone.
+  bool batched = true;
+};
+
+// INVALID_ARGUMENT naming the parameter for a malformed Ferry parameter.
+absl::StatusOr<BatcherOptions> BatcherOptionsFromModel(
+    const ModelOptions& model);
+
+}  // namespace ferry
+
+#endif  // FERRY_BATCHING_BATCHER_OPTIONS_H_

@@ -1,0 +1,522 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "batching/dynamic_batcher.h"
+
+#include <algorithm>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "batching/batch_assembly.h"
+#include "core/logging.h"
+#include "core/status_macros.h"
+#include "engines/input_validation.h"
+
+namespace ferry {
+
+using Result = absl::StatusOr<std::vector<Tensor>>;
+
+// A request split into parts because it has more rows than a batch may hold;
+// the parts are queued as separate entries and their outputs joined in order at
+// the end.
+struct DynamicBatcher::SplitState {
+  absl::Mutex mu;
+  std::unique_ptr<Request> request ABSL_GUARDED_BY(mu);
+  std::vector<std::vector<Tensor>> outputs ABSL_GUARDED_BY(mu);
+  size_t remaining ABSL_GUARDED_BY(mu) = 0;
+  absl::Status error ABSL_GUARDED_BY(mu);
+  int64_t rows = 0;
+};
+
+struct DynamicBatcher::Entry {
+  QueuedRequest view;
+  std::vector<Tensor> inputs;        // config order
+  std::unique_ptr<Request> request;  // a whole request; null for a part
+  std::shared_ptr<SplitState> split;
+  size_t part = 0;
+  bool has_expiry = false;
+  std::multimap<absl::Time, Entry*>::iterator expiry;
+  uint64_t epoch = 0;
+};
+
+struct DynamicBatcher::Batch {
+  uint64_t seq = 0;
+  DispatchReason reason = DispatchReason::kFull;
+  std::vector<std::unique_ptr<Entry>> entries;
+};
+
+namespace {
+
+constexpr size_t kMaxWindow = 8192;
+
+absl::Time ExpiryOf(const QueuedRequest& v) {
+  return v.delayed ? v.deadline : std::min(v.timeout_at, v.deadline);
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<DynamicBatcher>> DynamicBatcher::Create(
+    std::shared_ptr<const void> owner, ModelOptions model,
+    std::vector<Engine*> instances, BatcherOptions options, Clock* clock) {
+  if (instances.empty()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("model '", model.name,
+                     "': a batcher needs at least one engine instance"));
+  }
+  if (options.priority_levels < 1 ||
+      static_cast<int>(options.levels.size()) != options.priority_levels ||
+      options.default_level < 0 ||
+      options.default_level >= options.priority_levels) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "model '", model.name, "': inconsistent priority level options"));
+  }
+  std::unique_ptr<DynamicBatcher> batcher(
+      new DynamicBatcher(std::move(owner), std::move(model),
+                         std::move(instances), std::move(options), clock));
+  batcher->scheduler_ =
+      std::thread([b = batcher.get()] { b->SchedulerLoop(); });
+  for (size_t i = 0; i < batcher->engines_.size(); ++i) {
+    batcher->instances_.emplace_back(
+        [b = batcher.get(), i] { b->InstanceLoop(static_cast<int>(i)); });
+  }
+  return batcher;
+}
+
+DynamicBatcher::DynamicBatcher(std::shared_ptr<const void> owner,
+                               ModelOptions model,
+                               std::vector<Engine*> instances,
+                               BatcherOptions options, Clock* clock)
+    : owner_(std::move(owner)),
+      model_(std::move(model)),
+      engines_(std::move(instances)),
+      options_(std::move(options)),
+      clock_(clock),
+      stats_(options_.priority_levels,
+             static_cast<int>(options_.policy.max_batch_rows)) {
+  queues_.resize(options_.priority_levels);
+  live_.assign(options_.priority_levels, 0);
+  live_rows_.assign(options_.priority_levels, 0);
+  slots_.resize(engines_.size());
+  for (int i = static_cast<int>(engines_.size()) - 1; i >= 0; --i)
+    idle_.push_back(i);
+}
+
+DynamicBatcher::~DynamicBatcher() { Shutdown(absl::InfiniteDuration()); }
+
+absl::Status DynamicBatcher::Enqueue(std::unique_ptr<Request>* request) {
+  if (request == nullptr || *request == nullptr) {
+    return absl::InvalidArgumentError("Enqueue: no request");
+  }
+  Request& r = **request;
+  if (!r.done)
+    return absl::InvalidArgumentError("Enqueue: the request has no callback");
+  int level = options_.default_level;
+  if (r.priority > 0) {
+    if (r.priority > static_cast<uint32_t>(options_.priority_levels)) {
+      stats_.RecordRejected(level, RejectReason::kInvalidInput, 0);
+      return absl::InvalidArgumentError(absl::StrCat(
+          "priority ", r.priority, " is out of range; model '", model_.name,
+          "' has levels 1..", options_.priority_levels));
+    }
+    level = static_cast<int>(r.priority) - 1;
+  }
+  absl::StatusOr<std::vector<size_t>> order =
+      CheckInputs(model_, r.inputs, /*check_batch_limit=*/false);
+  if (!order.ok()) {
+    stats_.RecordRejected(level, RejectReason::kInvalidInput, 0);
+    return order.status();
+  }
+  const int64_t rows = options_.batched && !r.inputs.empty()
+                           ? r.inputs[(*order)[0]].shape()[0]
+                           : 1;
+  const absl::Time now = clock_->Now();
+  if (r.deadline && *r.deadline <= now) {
+    stats_.RecordRejected(level, RejectReason::kDeadlineInfeasible, rows);
+    return absl::DeadlineExceededError(
+        absl::StrCat("request '", r.id, "' arrived after its deadline"));
+  }
+  const LevelQueueOptions& queue = options_.levels[level];
+  absl::Duration timeout = queue.default_timeout;
+  if (r.timeout && queue.allow_timeout_override) timeout = *r.timeout;
+  const int64_t max_rows = options_.policy.max_batch_rows;
+  const size_t parts =
+      options_.batched && rows > max_rows
+          ? static_cast<size_t>((rows + max_rows - 1) / max_rows)
+          : 1;
+
+  absl::MutexLock lock(&mu_);
+  if (!accepting_) {
+    stats_.RecordRejected(level, RejectReason::kShuttingDown, rows);
+    return absl::UnavailableError(
+        absl::StrCat("model '", model_.name, "' is shutting down"));
+  }
+  if (live_[level] + static_cast<int64_t>(parts) > queue.max_queue_size) {
+    stats_.RecordRejected(level, RejectReason::kQueueFull, rows);
+    return absl::UnavailableError(absl::StrCat(
+        "model '", model_.name, "': the queue of priority level ", level + 1,
+        " is full (", queue.max_queue_size, " requests); retry later"));
+  }
+  // Committed: from here the request is ours.
+  std::vector<Tensor> inputs;
+  inputs.reserve(order->size());
+  for (size_t k : *order) inputs.push_back(std::move(r.inputs[k]));
+  std::vector<std::vector<Tensor>> part_inputs;
+  if (parts > 1) {
+    absl::StatusOr<std::vector<std::vector<Tensor>>> split =
+        SplitRows(std::move(inputs), max_rows);
+    FERRY_CHECK(split.ok(),
+                split.status().ToString());  // inputs were validated above
+    part_inputs = *std::move(split);
+  } else {
+    part_inputs.push_back(std::move(inputs));
+  }
+  std::shared_ptr<SplitState> split_state;
+  if (parts > 1) {
+    split_state = std::make_shared<SplitState>();
+    absl::MutexLock split_lock(&split_state->mu);
+    split_state->request = std::move(*request);
+    split_state->outputs.resize(parts);
+    split_state->remaining = parts;
+    split_state->rows = rows;
+  }
+  for (size_t p = 0; p < part_inputs.size(); ++p) {
+    auto entry = std::make_unique<Entry>();
+    QueuedRequest& v = entry->view;
+    v.seq = next_seq_++;
+    v.level = level;
+    v.enqueue_time = now;
+    if (timeout > absl::ZeroDuration()) v.timeout_at = now + timeout;
+    v.timeout_action = queue.timeout_action;
+    if (r.deadline) v.deadline = *r.deadline;
+    v.rows = options_.batched ? part_inputs[p][0].shape()[0] : 1;
+    v.length = VariableLength(model_, part_inputs[p]);
+    for (const Tensor& t : part_inputs[p]) v.bytes += t.byte_size();
+    entry->inputs = std::move(part_inputs[p]);
+    if (split_state) {
+      entry->split = split_state;
+      entry->part = p;
+    } else {
+      entry->request = std::move(*request);
+    }
+    Push(std::move(entry));
+  }
+  stats_.RecordEnqueued(level, rows);
+  UpdateDepth(level);
+  cv_.Signal();
+  return absl::OkStatus();
+}
+
+void DynamicBatcher::Push(std::unique_ptr<Entry> entry) {
+  Entry* e = entry.get();
+  const absl::Time expiry = ExpiryOf(e->view);
+  if (expiry != absl::InfiniteFuture()) {
+    e->expiry = expiries_.emplace(expiry, e);
+    e->has_expiry = true;
+  }
+  ++live_[e->view.level];
+  live_rows_[e->view.level] += e->view.rows;
+  (e->view.delayed ? delayed_ : queues_[e->view.level]).push_back(e->view.seq);
+  entries_.emplace(e->view.seq, std::move(entry));
+}
+
+std::unique_ptr<DynamicBatcher::Entry> DynamicBatcher::Take(Entry* entry) {
+  if (entry->has_expiry) {
+    expiries_.erase(entry->expiry);
+    entry->has_expiry = false;
+  }
+  --live_[entry->view.level];
+  live_rows_[entry->view.level] -= entry->view.rows;
+  auto it = entries_.find(entry->view.seq);
+  std::unique_ptr<Entry> out = std::move(it->second);
+  entries_.erase(it);
+  return out;
+}
+
+void DynamicBatcher::UpdateDepth(int level) {
+  stats_.SetQueueDepth(level, live_[level], live_rows_[level]);
+}
+
+bool DynamicBatcher::Idle() const {
+  return entries_.empty() && idle_.size() == engines_.size();
+}
+
+void DynamicBatcher::AddToSnapshot(Entry* entry) {
+  if (entry->epoch == epoch_) return;
+  entry->epoch = epoch_;
+  snapshot_.push_back(entry->view);
+  snapshot_entries_.push_back(entry);
+}
+
+void DynamicBatcher::AddWindow(std::deque<uint64_t>& queue, bool delayed,
+                               size_t limit) {
+  auto live = [&](uint64_t seq) -> Entry* {
+    auto it = entries_.find(seq);
+    if (it == entries_.end() || it->second->view.delayed != delayed)
+      return nullptr;
+    return it->second.get();
+  };
+  while (!queue.empty() && live(queue.front()) == nullptr) queue.pop_front();
+  size_t added = 0;
+  for (auto it = queue.begin(); it != queue.end() && added < limit; ++it) {
+    if (Entry* e = live(*it)) {
+      AddToSnapshot(e);
+      ++added;
+    }
+  }
+}
+
+absl::Time DynamicBatcher::Step(
+    std::vector<std::pair<std::unique_ptr<Entry>, absl::Status>>* failed) {
+  const absl::Time now = clock_->Now();
+  if (draining_ && now >= drain_deadline_) {
+    std::vector<Entry*> all;
+    for (auto& [seq, entry] : entries_) all.push_back(entry.get());
+    for (Entry* e : all) {
+      stats_.RecordRejected(e->view.level, RejectReason::kShuttingDown,
+                            e->view.rows);
+      failed->emplace_back(Take(e),
+                           absl::UnavailableError(absl::StrCat(
+                               "model '", model_.name,
+                               "' shut down before the request could run")));
+    }
+    for (int level = 0; level < options_.priority_levels; ++level)
+      UpdateDepth(level);
+    return absl::InfiniteFuture();
+  }
+
+  // Snapshot: the head of every queue (a batch never needs more requests than
+  // rows) and every entry whose timeout or deadline is due.
+  ++epoch_;
+  snapshot_.clear();
+  snapshot_entries_.clear();
+  const size_t window =
+      options_.policy.dynamic_batching
+          ? static_cast<size_t>(std::min<int64_t>(
+                options_.policy.max_batch_rows + 1, kMaxWindow))
+          : 1;
+  for (auto& queue : queues_) AddWindow(queue, /*delayed=*/false, window);
+  AddWindow(delayed_, /*delayed=*/true, window);
+  for (auto it = expiries_.begin(); it != expiries_.end() && it->first <= now;
+       ++it) {
+    AddToSnapshot(it->second);
+  }
+
+  const PolicyContext context{now, !idle_.empty(), draining_};
+  auto predict = [this](int64_t rows) { return latency_.Predict(rows); };
+  BatchDecision decision =
+      DecideBatch(snapshot_, options_.policy, context, predict);
+
+  bool progress = false;
+  for (size_t i : decision.timed_out) {
+    Entry* e = snapshot_entries_[i];
+    stats_.RecordRejected(e->view.level, RejectReason::kTimeout, e->view.rows);
+    failed->emplace_back(Take(e),
+                         absl::DeadlineExceededError(absl::StrCat(
+                             "request timed out after ",
+                             absl::FormatDuration(now - e->view.enqueue_time),
+                             " in the queue of model '", model_.name, "'")));
+    progress = true;
+  }
+  for (size_t i : decision.infeasible) {
+    Entry* e = snapshot_entries_[i];
+    stats_.RecordRejected(e->view.level, RejectReason::kDeadlineInfeasible,
+                          e->view.rows);
+    failed->emplace_back(
+        Take(e),
+        absl::DeadlineExceededError(absl::StrCat(
+            e->view.deadline <= now
+                ? "the request's deadline passed in the queue of model '"
+                : "the request cannot finish by its deadline on model '",
+            model_.name, "'")));
+    progress = true;
+  }
+  for (size_t i : decision.delayed) {
+    Entry* e = snapshot_entries_[i];
+    std::unique_ptr<Entry> moved = Take(e);
+    moved->view.delayed = true;
+    Push(std::move(moved));
+    progress = true;
+  }
+  if (!decision.dispatch.empty()) {
+    const int instance = idle_.back();
+    idle_.pop_back();
+    auto batch = std::make_unique<Batch>();
+    batch->seq = next_batch_seq_++;
+    batch->reason = decision.reason;
+    for (size_t i : decision.dispatch) {
+      Entry* e = snapshot_entries_[i];
+      stats_.RecordQueueTime(e->view.level, now - e->view.enqueue_time);
+      batch->entries.push_back(Take(e));
+    }
+    slots_[instance] = std::move(batch);
+    progress = true;
+  }
+  if (progress) {
+    for (int level = 0; level < options_.priority_levels; ++level)
+      UpdateDepth(level);
+    return now;  // look again at once: more may be ready
+  }
+  absl::Time wake = decision.wake_at;
+  if (!expiries_.empty()) wake = std::min(wake, expiries_.begin()->first);
+  if (draining_) wake = std::min(wake, drain_deadline_);
+  // Every due expiry was acted on above; never spin on a time already past.
+  if (wake <= now) wake = now + absl::Microseconds(100);
+  return wake;
+}
+
+void DynamicBatcher::SchedulerLoop() {
+  std::vector<std::pair<std::unique_ptr<Entry>, absl::Status>> failed;
+  mu_.Lock();
+  while (true) {
+    const absl::Time wake = Step(&failed);
+    if (!failed.empty()) {
+      mu_.Unlock();
+      for (auto& [entry, status] : failed) Complete(std::move(entry), status);
+      failed.clear();
+      mu_.Lock();
+      continue;
+    }
+    if (draining_ && Idle()) break;
+    if (wake <= clock_->Now()) continue;
+    clock_->WaitUntil(&mu_, &cv_, wake);
+  }
+  stopping_ = true;
+  mu_.Unlock();
+}
+
+void DynamicBatcher::InstanceLoop(int instance) {
+  while (true) {
+    std::unique_ptr<Batch> batch;
+    {
+      absl::MutexLock lock(&mu_);
+      auto ready = [this, instance]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+        return slots_[instance] != nullptr || stopping_;
+      };
+      mu_.Await(absl::Condition(&ready));
+      if (slots_[instance] == nullptr) return;
+      batch = std::move(slots_[instance]);
+    }
+    Execute(instance, *batch);
+    absl::MutexLock lock(&mu_);
+    idle_.push_back(instance);
+    cv_.Signal();
+  }
+}
+
+void DynamicBatcher::Execute(int instance, Batch& batch) {
+  std::vector<const std::vector<Tensor>*> requests;
+  requests.reserve(batch.entries.size());
+  int64_t rows = 0;
+  for (const auto& e : batch.entries) {
+    requests.push_back(&e->inputs);
+    rows += e->view.rows;
+  }
+  std::vector<std::pair<std::unique_ptr<Entry>, Result>> results;
+  results.reserve(batch.entries.size());
+  auto fail_all = [&](const absl::Status& status) {
+    for (auto& e : batch.entries) {
+      if (status.code() != absl::StatusCode::kInvalidArgument) {
+        stats_.RecordRejected(e->view.level, RejectReason::kEngineError,
+                              e->view.rows);
+      }
+      results.emplace_back(std::move(e), status);
+    }
+  };
+
+  absl::StatusOr<AssembledBatch> assembled =
+      AssembleBatch(model_, options_.padding, requests);
+  if (!assembled.ok()) {
+    stats_.RecordDispatched(batch.reason, rows, 0, 0);
+    fail_all(assembled.status());
+  } else {
+    stats_.RecordDispatched(batch.reason, rows, assembled->padded_elements,
+                            assembled->total_elements);
+    const absl::Time start = clock_->Now();
+    Result outputs = engines_[instance]->Run(assembled->inputs);
+    const absl::Duration compute = clock_->Now() - start;
+    stats_.RecordComputeTime(compute, rows);
+    if (!outputs.ok()) {
+      fail_all(absl::Status(outputs.status().code(),
+                            absl::StrCat("model '", model_.name,
+                                         "': ", outputs.status().message())));
+    } else {
+      latency_.Observe(rows, compute);
+      absl::StatusOr<std::vector<std::vector<Tensor>>> split =
+          SplitOutputs(model_, *assembled, *std::move(outputs));
+      if (!split.ok()) {
+        fail_all(split.status());
+      } else {
+        for (size_t k = 0; k < batch.entries.size(); ++k) {
+          results.emplace_back(std::move(batch.entries[k]),
+                               std::move((*split)[k]));
+        }
+      }
+    }
+  }
+  Deliver(std::move(results), batch.seq);
+}
+
+void DynamicBatcher::Deliver(
+    std::vector<std::pair<std::unique_ptr<Entry>, Result>> results,
+    uint64_t batch_seq) {
+  if (!options_.policy.preserve_ordering) {
+    for (auto& [entry, result] : results)
+      Complete(std::move(entry), std::move(result));
+    return;
+  }
+  // Hold results until every earlier batch has been delivered; deliver under
+  // the lock so callbacks see batch order.
+  absl::MutexLock lock(&order_mu_);
+  pending_delivery_.emplace(batch_seq, std::move(results));
+  while (!pending_delivery_.empty() &&
+         pending_delivery_.begin()->first == next_to_deliver_) {
+    for (auto& [entry, result] : pending_delivery_.begin()->second) {
+      Complete(std::move(entry), std::move(result));
+    }
+    pending_delivery_.erase(pending_delivery_.begin());
+    ++next_to_deliver_;
+  }
+}
+
+void DynamicBatcher::Complete(std::unique_ptr<Entry> entry, Result result) {
+  const int level = entry->view.level;
+  const absl::Duration e2e = clock_->Now() - entry->view.enqueue_time;
+  if (entry->request) {
+    stats_.RecordCompleted(level, entry->view.rows, result.ok(), e2e);
+    entry->request->done(std::move(result));
+    return;
+  }
+  SplitState& s = *entry->split;
+  std::unique_ptr<Request> finished;
+  Result joined = absl::UnknownError("unset");
+  {
+    absl::MutexLock lock(&s.mu);
+    if (result.ok()) {
+      s.outputs[entry->part] = *std::move(result);
+    } else if (s.error.ok()) {
+      s.error = result.status();
+    }
+    if (--s.remaining > 0) return;
+    finished = std::move(s.request);
+    joined = s.error.ok() ? ConcatRows(std::move(s.outputs)) : Result(s.error);
+  }
+  stats_.RecordCompleted(level, s.rows, joined.ok(), e2e);
+  finished->done(std::move(joined));
+}
+
+void DynamicBatcher::Shutdown(absl::Duration grace) {
+  absl::MutexLock shutdown_lock(&shutdown_mu_);
+  if (shut_down_) return;
+  shut_down_ = true;
+  {
+    absl::MutexLock lock(&mu_);
+    accepting_ = false;
+    draining_ = true;
+    const absl::Time now = clock_->Now();
+    drain_deadline_ = grace == absl::InfiniteDuration() ? absl::InfiniteFuture()
+                                                        : now + grace;
+    cv_.Signal();
+  }
+  if (scheduler_.joinable()) scheduler_.join();
+  for (std::thread& t : instances_) t.join();
+}
+
+}  // namespace ferry
