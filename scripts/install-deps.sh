@@ -7,16 +7,20 @@ set -euo pipefail
 
 PACKAGES=(
   # toolchain
-  build-essential cmake ninja-build pkg-config ccache clang-format git
+  build-essential cmake ninja-build pkg-config ccache clang clang-format git
   # core libraries
   libabsl-dev libprotobuf-dev protobuf-compiler libcli11-dev libsimdjson-dev
   libgtest-dev libgmock-dev
+  # online API: HTTP (Boost.Beast/Asio 1.74) and gRPC
+  libboost-dev libgrpc++-dev protobuf-compiler-grpc
   # engines. libopenblas0-openmp is named explicitly: libtorch only Recommends a BLAS and
   # the reference BLAS (libblas3) is 25-40x slower on Linear layers; the pthread flavour
   # fights libtorch's OpenMP pool (see docs/engines.md).
   libxgboost-dev libtorch-dev libopenblas0-openmp libtcmalloc-minimal4
   # example models and cross-checks (Debian's Python, /usr/bin/python3)
   python3 python3-torch python3-torchvision python3-xgboost python3-numpy
+  # black-box API tests: HTTP client, metrics checker
+  python3-requests prometheus
 )
 
 SUDO=""

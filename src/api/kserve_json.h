@@ -16,24 +16,10 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "core/inference.h"
 #include "core/tensor.h"
 
 namespace ferry {
-
-struct RequestedOutput {
-  std::string name;
-  std::optional<bool> binary_data;  // parameters.binary_data
-};
-
-struct InferenceRequest {
-  std::string id;
-  std::vector<Tensor> inputs;
-  std::vector<RequestedOutput> outputs;  // empty: every output
-  // Triton's request parameters.
-  std::optional<uint64_t> priority;
-  std::optional<uint64_t> timeout_us;
-  bool binary_data_output = false;  // parameters.binary_data_output
-};
 
 // Parses a request. `binary` is the binary section after the JSON (empty
 // without the extension); `keepalive` owns the memory `binary` points into and
@@ -42,13 +28,6 @@ struct InferenceRequest {
 absl::StatusOr<InferenceRequest> ParseInferenceRequest(
     absl::string_view json, absl::string_view binary = {},
     std::shared_ptr<const void> keepalive = nullptr);
-
-struct InferenceResponse {
-  std::string model_name;
-  std::string model_version;
-  std::string id;
-  std::vector<Tensor> outputs;
-};
 
 // Writes a response with every output as typed JSON "data" (flat, row-major).
 std::string InferenceResponseToJson(const InferenceResponse& response);

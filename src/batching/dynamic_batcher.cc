@@ -18,7 +18,7 @@ using Result = absl::StatusOr<std::vector<Tensor>>;
 // the parts are queued as separate entries and their outputs joined in order at
 // the end.
 struct DynamicBatcher::SplitState {
-  absl::Mutex mu;
+  Mutex mu;
   std::unique_ptr<Request> request ABSL_GUARDED_BY(mu);
   std::vector<std::vector<Tensor>> outputs ABSL_GUARDED_BY(mu);
   size_t remaining ABSL_GUARDED_BY(mu) = 0;
@@ -133,6 +133,20 @@ absl::Status DynamicBatcher::Enqueue(std::unique_ptr<Request>* request) {
     return absl::DeadlineExceededError(
         absl::StrCat("request '", r.id, "' arrived after its deadline"));
   }
+  if (r.deadline && options_.policy.deadline_aware) {
+    // Even alone (or its first part alone) it would finish late: say so now,
+    // while the caller still holds the request, instead of spending compute on
+    // it.
+    const std::optional<absl::Duration> alone =
+        latency_.Predict(std::min(rows, options_.policy.max_batch_rows));
+    if (alone && now + *alone > *r.deadline) {
+      stats_.RecordRejected(level, RejectReason::kDeadlineInfeasible, rows);
+      return absl::DeadlineExceededError(absl::StrCat(
+          "request '", r.id, "' cannot finish by its deadline: model '",
+          model_.name, "' needs about ", absl::FormatDuration(*alone), " and ",
+          absl::FormatDuration(*r.deadline - now), " remain"));
+    }
+  }
   const LevelQueueOptions& queue = options_.levels[level];
   absl::Duration timeout = queue.default_timeout;
   if (r.timeout && queue.allow_timeout_override) timeout = *r.timeout;
@@ -142,7 +156,7 @@ absl::Status DynamicBatcher::Enqueue(std::unique_ptr<Request>* request) {
           ? static_cast<size_t>((rows + max_rows - 1) / max_rows)
           : 1;
 
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   if (!accepting_) {
     stats_.RecordRejected(level, RejectReason::kShuttingDown, rows);
     return absl::UnavailableError(
@@ -171,7 +185,7 @@ absl::Status DynamicBatcher::Enqueue(std::unique_ptr<Request>* request) {
   std::shared_ptr<SplitState> split_state;
   if (parts > 1) {
     split_state = std::make_shared<SplitState>();
-    absl::MutexLock split_lock(&split_state->mu);
+    MutexLock split_lock(&split_state->mu);
     split_state->request = std::move(*request);
     split_state->outputs.resize(parts);
     split_state->remaining = parts;
@@ -200,8 +214,36 @@ absl::Status DynamicBatcher::Enqueue(std::unique_ptr<Request>* request) {
   }
   stats_.RecordEnqueued(level, rows);
   UpdateDepth(level);
-  cv_.Signal();
+  if (ShouldWakeScheduler(queued_rows_ - rows, r.deadline.has_value(),
+                          timeout > absl::ZeroDuration()
+                              ? now + timeout
+                              : absl::InfiniteFuture())) {
+    cv_.Signal();
+  }
   return absl::OkStatus();
+}
+
+bool DynamicBatcher::ShouldWakeScheduler(int64_t rows_before, bool has_deadline,
+                                         absl::Time expiry) const {
+  // A scheduler that is not parked will look at the queue again anyway.
+  if (!scheduler_parked_) return false;
+  // A deadline may need an earlier dispatch than the parked scheduler plans; a
+  // timeout must fire on time.
+  if (has_deadline || expiry < scheduler_wake_at_) return true;
+  if (idle_.empty())
+    return false;  // nothing can be dispatched until an instance frees
+  if (scheduler_wake_at_ == absl::InfiniteFuture())
+    return true;  // no timer running
+  const BatchPolicyOptions& p = options_.policy;
+  if (!p.dynamic_batching || p.max_queue_delay <= absl::ZeroDuration())
+    return true;
+  if (queued_rows_ >= p.max_batch_rows) return true;
+  for (int64_t preferred : p.preferred_batch_sizes) {
+    if (rows_before < preferred && queued_rows_ >= preferred) return true;
+  }
+  // Otherwise the batch can only be dispatched when the parked scheduler's
+  // timer fires: waking it for every request would cost a snapshot per request.
+  return false;
 }
 
 void DynamicBatcher::Push(std::unique_ptr<Entry> entry) {
@@ -213,6 +255,7 @@ void DynamicBatcher::Push(std::unique_ptr<Entry> entry) {
   }
   ++live_[e->view.level];
   live_rows_[e->view.level] += e->view.rows;
+  queued_rows_ += e->view.rows;
   (e->view.delayed ? delayed_ : queues_[e->view.level]).push_back(e->view.seq);
   entries_.emplace(e->view.seq, std::move(entry));
 }
@@ -224,6 +267,7 @@ std::unique_ptr<DynamicBatcher::Entry> DynamicBatcher::Take(Entry* entry) {
   }
   --live_[entry->view.level];
   live_rows_[entry->view.level] -= entry->view.rows;
+  queued_rows_ -= entry->view.rows;
   auto it = entries_.find(entry->view.seq);
   std::unique_ptr<Entry> out = std::move(it->second);
   entries_.erase(it);
@@ -247,7 +291,9 @@ void DynamicBatcher::AddToSnapshot(Entry* entry) {
 
 void DynamicBatcher::AddWindow(std::deque<uint64_t>& queue, bool delayed,
                                size_t limit) {
-  auto live = [&](uint64_t seq) -> Entry* {
+  // Lambdas are analysed on their own; the lock is held by the enclosing
+  // function.
+  auto live = [&](uint64_t seq) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) -> Entry* {
     auto it = entries_.find(seq);
     if (it == entries_.end() || it->second->view.delayed != delayed)
       return nullptr;
@@ -347,6 +393,7 @@ absl::Time DynamicBatcher::Step(
       batch->entries.push_back(Take(e));
     }
     slots_[instance] = std::move(batch);
+    work_cv_.SignalAll();
     progress = true;
   }
   if (progress) {
@@ -376,9 +423,13 @@ void DynamicBatcher::SchedulerLoop() {
     }
     if (draining_ && Idle()) break;
     if (wake <= clock_->Now()) continue;
+    scheduler_parked_ = true;
+    scheduler_wake_at_ = wake;
     clock_->WaitUntil(&mu_, &cv_, wake);
+    scheduler_parked_ = false;
   }
   stopping_ = true;
+  work_cv_.SignalAll();
   mu_.Unlock();
 }
 
@@ -386,16 +437,13 @@ void DynamicBatcher::InstanceLoop(int instance) {
   while (true) {
     std::unique_ptr<Batch> batch;
     {
-      absl::MutexLock lock(&mu_);
-      auto ready = [this, instance]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-        return slots_[instance] != nullptr || stopping_;
-      };
-      mu_.Await(absl::Condition(&ready));
+      MutexLock lock(&mu_);
+      while (slots_[instance] == nullptr && !stopping_) work_cv_.Wait(&mu_);
       if (slots_[instance] == nullptr) return;
       batch = std::move(slots_[instance]);
     }
     Execute(instance, *batch);
-    absl::MutexLock lock(&mu_);
+    MutexLock lock(&mu_);
     idle_.push_back(instance);
     cv_.Signal();
   }
@@ -464,7 +512,7 @@ void DynamicBatcher::Deliver(
   }
   // Hold results until every earlier batch has been delivered; deliver under
   // the lock so callbacks see batch order.
-  absl::MutexLock lock(&order_mu_);
+  MutexLock lock(&order_mu_);
   pending_delivery_.emplace(batch_seq, std::move(results));
   while (!pending_delivery_.empty() &&
          pending_delivery_.begin()->first == next_to_deliver_) {
@@ -488,7 +536,7 @@ void DynamicBatcher::Complete(std::unique_ptr<Entry> entry, Result result) {
   std::unique_ptr<Request> finished;
   Result joined = absl::UnknownError("unset");
   {
-    absl::MutexLock lock(&s.mu);
+    MutexLock lock(&s.mu);
     if (result.ok()) {
       s.outputs[entry->part] = *std::move(result);
     } else if (s.error.ok()) {
@@ -503,11 +551,11 @@ void DynamicBatcher::Complete(std::unique_ptr<Entry> entry, Result result) {
 }
 
 void DynamicBatcher::Shutdown(absl::Duration grace) {
-  absl::MutexLock shutdown_lock(&shutdown_mu_);
+  MutexLock shutdown_lock(&shutdown_mu_);
   if (shut_down_) return;
   shut_down_ = true;
   {
-    absl::MutexLock lock(&mu_);
+    MutexLock lock(&mu_);
     accepting_ = false;
     draining_ = true;
     const absl::Time now = clock_->Now();

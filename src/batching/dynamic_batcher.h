@@ -31,12 +31,12 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
-#include "absl/synchronization/mutex.h"
 #include "batching/batch_stats.h"
 #include "batching/batcher_options.h"
 #include "batching/latency_model.h"
 #include "batching/request.h"
 #include "core/clock.h"
+#include "core/mutex.h"
 #include "engines/engine.h"
 
 namespace ferry {
@@ -94,6 +94,11 @@ class DynamicBatcher {
   void Push(std::unique_ptr<Entry> entry) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void UpdateDepth(int level) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   bool Idle() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Whether an enqueue that took the queue from `rows_before` rows needs the
+  // parked scheduler now, rather than at its timer.
+  bool ShouldWakeScheduler(int64_t rows_before, bool has_deadline,
+                           absl::Time expiry) const
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   void Execute(int instance, Batch& batch) ABSL_LOCKS_EXCLUDED(mu_);
   // Delivers a result for one queue entry (a whole request or one part of a
@@ -113,8 +118,12 @@ class DynamicBatcher {
   BatcherStats stats_;
   LatencyModel latency_;
 
-  mutable absl::Mutex mu_;
-  absl::CondVar cv_;  // wakes the scheduler: enqueue, instance free, shutdown
+  mutable Mutex mu_;
+  // Two condition variables on one mutex, since two kinds of thread wait: cv_
+  // wakes the scheduler (enqueue, instance free, shutdown), work_cv_ the
+  // instances (a batch in their slot, or stop).
+  CondVar cv_;
+  CondVar work_cv_;
   // Queued entries by sequence number. The per-level queues and the delayed
   // queue hold sequence numbers in arrival order; a number whose entry was
   // taken (or, in a level queue, moved to the delayed queue) is skipped and
@@ -127,6 +136,11 @@ class DynamicBatcher {
   std::multimap<absl::Time, Entry*> expiries_ ABSL_GUARDED_BY(mu_);
   std::vector<int64_t> live_ ABSL_GUARDED_BY(mu_);  // queued entries per level
   std::vector<int64_t> live_rows_ ABSL_GUARDED_BY(mu_);
+  int64_t queued_rows_ ABSL_GUARDED_BY(mu_) = 0;  // over all levels
+  // The scheduler is parked in WaitUntil until scheduler_wake_at_ (or a
+  // signal).
+  bool scheduler_parked_ ABSL_GUARDED_BY(mu_) = false;
+  absl::Time scheduler_wake_at_ ABSL_GUARDED_BY(mu_) = absl::InfiniteFuture();
   uint64_t next_seq_ ABSL_GUARDED_BY(mu_) = 0;
   uint64_t epoch_ ABSL_GUARDED_BY(mu_) =
       0;  // marks entries already in the snapshot
@@ -142,14 +156,14 @@ class DynamicBatcher {
   absl::Time drain_deadline_ ABSL_GUARDED_BY(mu_) = absl::InfiniteFuture();
 
   // preserve_ordering: batch results are delivered in batch order.
-  absl::Mutex order_mu_;
+  Mutex order_mu_;
   uint64_t next_to_deliver_ ABSL_GUARDED_BY(order_mu_) = 0;
   std::map<uint64_t,
            std::vector<std::pair<std::unique_ptr<Entry>,
                                  absl::StatusOr<std::vector<Tensor>>>>>
       pending_delivery_ ABSL_GUARDED_BY(order_mu_);
 
-  absl::Mutex shutdown_mu_;  // serialises Shutdown()
+  Mutex shutdown_mu_;  // serialises Shutdown()
   bool shut_down_ ABSL_GUARDED_BY(shutdown_mu_) = false;
   std::thread scheduler_;
   std::vector<std::thread> instances_;

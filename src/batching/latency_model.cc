@@ -33,7 +33,7 @@ void LatencyModel::Observe(int64_t rows, absl::Duration compute) {
   }
   const double x = static_cast<double>(rows);
   const double y = absl::ToDoubleMicroseconds(compute);
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   weight_ = options_.decay * weight_ + 1;
   co_xx_ *= options_.decay;
   co_xy_ *= options_.decay;
@@ -76,7 +76,7 @@ LatencyModel::Fit LatencyModel::FitLocked() const {
 }
 
 std::optional<LatencyModel::Fit> LatencyModel::CurrentFit() const {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   if (samples_ < options_.min_samples) return std::nullopt;
   return FitLocked();
 }

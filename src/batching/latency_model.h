@@ -25,8 +25,8 @@
 #include <optional>
 
 #include "absl/base/thread_annotations.h"
-#include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "core/mutex.h"
 
 namespace ferry {
 
@@ -86,7 +86,7 @@ class LatencyModel {
   Fit FitLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   const Options options_;
-  mutable absl::Mutex mu_;
+  mutable Mutex mu_;
   // Exponentially weighted running moments (West's weighted Welford update),
   // kept centred so that large row counts do not cancel catastrophically.
   double weight_ ABSL_GUARDED_BY(mu_) = 0;  // Σ w

@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "cli/infer_command.h"
 
-#include <algorithm>
 #include <fstream>
 #include <iostream>
 #include <iterator>
@@ -10,9 +9,9 @@
 
 #include "absl/strings/str_cat.h"
 #include "api/kserve_json.h"
+#include "core/mutex.h"
 #include "core/status_macros.h"
-#include "engines/input_validation.h"
-#include "repository/model_repository.h"
+#include "repository/model_manager.h"
 
 namespace ferry {
 namespace {
@@ -29,48 +28,28 @@ absl::StatusOr<std::string> ReadRequest(const std::string& path) {
                      std::istreambuf_iterator<char>());
 }
 
-// Keeps the requested outputs, in the order asked; all of them when none was
-// named.
-absl::StatusOr<std::vector<Tensor>> SelectOutputs(
-    const ModelOptions& options, std::vector<Tensor> outputs,
-    const std::vector<RequestedOutput>& wanted) {
-  if (wanted.empty()) return outputs;
-  std::vector<Tensor> selected;
-  for (const RequestedOutput& r : wanted) {
-    auto it = std::find_if(outputs.begin(), outputs.end(),
-                           [&](const Tensor& t) { return t.name() == r.name; });
-    if (it == outputs.end()) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("requested output '", r.name,
-                       "' is not an output of model '", options.name, "'"));
-    }
-    selected.push_back(it->Clone());
-  }
-  return selected;
-}
-
 absl::StatusOr<std::string> Infer(const InferCommandOptions& options,
                                   const EngineRegistry& engines) {
   ASSIGN_OR_RETURN(std::string body, ReadRequest(options.request));
   ASSIGN_OR_RETURN(InferenceRequest request, ParseInferenceRequest(body));
-  ModelRepository repository(options.model_repository, &engines);
-  RETURN_IF_ERROR(repository.Load(options.model));
+  ModelManager manager(options.model_repository, &engines, {});
+  RETURN_IF_ERROR(manager.Load(options.model));
   std::optional<int64_t> version;
   if (options.version > 0) version = options.version;
-  ASSIGN_OR_RETURN(std::shared_ptr<const LoadedModel> model,
-                   repository.Get(options.model, version));
-  ASSIGN_OR_RETURN(
-      std::vector<Tensor> inputs,
-      ValidateAndOrderInputs(model->options(), std::move(request.inputs)));
-  ASSIGN_OR_RETURN(std::vector<Tensor> outputs, model->instance(0).Run(inputs));
-  InferenceResponse response;
-  response.model_name = model->name();
-  response.model_version = std::to_string(model->version());
-  response.id = request.id;
-  ASSIGN_OR_RETURN(
-      response.outputs,
-      SelectOutputs(model->options(), std::move(outputs), request.outputs));
-  return InferenceResponseToJson(response);
+  // The request takes the same path as on the server: validation, the model's
+  // batcher, an engine instance, output selection.
+  Notification done;
+  absl::StatusOr<InferenceResponse> response =
+      absl::UnknownError("no response");
+  manager.Infer(options.model, version, std::move(request),
+                [&](absl::StatusOr<InferenceResponse> r) {
+                  response = std::move(r);
+                  done.Notify();
+                });
+  done.WaitForNotification();
+  manager.Shutdown(absl::ZeroDuration());
+  RETURN_IF_ERROR(response.status());
+  return InferenceResponseToJson(*response);
 }
 
 }  // namespace

@@ -70,6 +70,10 @@ inference::ModelConfig ToModelConfigProto(const ModelOptions& options);
 // options.
 std::string ToConfigText(const ModelOptions& options);
 
+// The engine a platform or backend name selects: "pytorch" →
+// "pytorch_libtorch", "fil" → "xgboost"; other names unchanged.
+std::string CanonicalEngineName(absl::string_view name);
+
 }  // namespace ferry
 
 #endif  // FERRY_CONFIG_MODEL_CONFIG_H_

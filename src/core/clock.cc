@@ -14,8 +14,7 @@ RealClock* RealClock::Get() {
 
 absl::Time RealClock::Now() { return absl::Now(); }
 
-bool RealClock::WaitUntil(absl::Mutex* mu, absl::CondVar* cv,
-                          absl::Time deadline) {
+bool RealClock::WaitUntil(Mutex* mu, CondVar* cv, absl::Time deadline) {
   if (deadline == absl::InfiniteFuture()) {
     cv->Wait(mu);
     return false;
@@ -32,23 +31,23 @@ void RealClock::SleepUntil(absl::Time deadline) {
 FakeClock::FakeClock(absl::Time start) : now_(start) {}
 
 absl::Time FakeClock::Now() {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   return now_;
 }
 
-bool FakeClock::WaitUntil(absl::Mutex* mu, absl::CondVar* cv,
-                          absl::Time deadline) {
+bool FakeClock::WaitUntil(Mutex* mu, CondVar* cv, absl::Time deadline) {
   {
-    absl::MutexLock lock(&mu_);
+    MutexLock lock(&mu_);
     if (now_ >= deadline) return true;
     waiters_.push_back({mu, cv});
     ++num_waiters_;
+    waiters_changed_.SignalAll();
   }
   // Advance() signals under `mu`, which we hold until Wait() releases it
   // atomically, so a wake-up between the registration above and the wait below
   // cannot be lost.
   cv->Wait(mu);
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   auto it =
       std::find_if(waiters_.begin(), waiters_.end(),
                    [&](const Waiter& w) { return w.cv == cv && w.mu == mu; });
@@ -58,15 +57,16 @@ bool FakeClock::WaitUntil(absl::Mutex* mu, absl::CondVar* cv,
 }
 
 void FakeClock::SleepUntil(absl::Time deadline) {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   ++num_waiters_;
+  waiters_changed_.SignalAll();
   while (now_ < deadline) sleepers_.Wait(&mu_);
   --num_waiters_;
 }
 
 void FakeClock::Advance(absl::Duration d) {
   {
-    absl::MutexLock lock(&mu_);
+    MutexLock lock(&mu_);
     now_ += d;
   }
   WakeAll();
@@ -74,34 +74,31 @@ void FakeClock::Advance(absl::Duration d) {
 
 void FakeClock::SetTime(absl::Time t) {
   {
-    absl::MutexLock lock(&mu_);
+    MutexLock lock(&mu_);
     now_ = t;
   }
   WakeAll();
 }
 
 int FakeClock::num_waiters() {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   return num_waiters_;
 }
 
 void FakeClock::BlockUntilWaiters(int n) {
-  absl::MutexLock lock(&mu_);
-  auto enough = [this, n]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-    return num_waiters_ >= n;
-  };
-  mu_.Await(absl::Condition(&enough));
+  MutexLock lock(&mu_);
+  while (num_waiters_ < n) waiters_changed_.Wait(&mu_);
 }
 
 void FakeClock::WakeAll() {
   std::vector<Waiter> waiters;
   {
-    absl::MutexLock lock(&mu_);
+    MutexLock lock(&mu_);
     waiters = waiters_;
     sleepers_.SignalAll();
   }
   for (const Waiter& w : waiters) {
-    absl::MutexLock lock(w.mu);
+    MutexLock lock(w.mu);
     w.cv->SignalAll();
   }
 }

@@ -11,8 +11,8 @@
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
-#include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "core/mutex.h"
 
 namespace ferry {
 
@@ -22,12 +22,11 @@ class Clock {
 
   virtual absl::Time Now() = 0;
 
-  // Waits on `cv` (with `mu` held, as absl::CondVar::Wait) until it is
+  // Waits on `cv` (with `mu` held, as CondVar::Wait) until it is
   // signalled or Now() reaches `deadline`. Spurious wake-ups are allowed:
   // callers re-check their condition. Returns true if the deadline has passed.
   // absl::InfiniteFuture() waits for a signal only.
-  virtual bool WaitUntil(absl::Mutex* mu, absl::CondVar* cv,
-                         absl::Time deadline)
+  virtual bool WaitUntil(Mutex* mu, CondVar* cv, absl::Time deadline)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) = 0;
 
   // Blocks the calling thread until Now() >= deadline.
@@ -41,8 +40,7 @@ class RealClock final : public Clock {
   static RealClock* Get();
 
   absl::Time Now() override;
-  bool WaitUntil(absl::Mutex* mu, absl::CondVar* cv,
-                 absl::Time deadline) override
+  bool WaitUntil(Mutex* mu, CondVar* cv, absl::Time deadline) override
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu);
   void SleepUntil(absl::Time deadline) override;
 };
@@ -54,9 +52,8 @@ class FakeClock final : public Clock {
   explicit FakeClock(absl::Time start = absl::FromUnixSeconds(1'700'000'000));
 
   absl::Time Now() override ABSL_LOCKS_EXCLUDED(mu_);
-  bool WaitUntil(absl::Mutex* mu, absl::CondVar* cv,
-                 absl::Time deadline) override ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu)
-      ABSL_LOCKS_EXCLUDED(mu_);
+  bool WaitUntil(Mutex* mu, CondVar* cv, absl::Time deadline) override
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) ABSL_LOCKS_EXCLUDED(mu_);
   void SleepUntil(absl::Time deadline) override ABSL_LOCKS_EXCLUDED(mu_);
 
   // Moves time forward and wakes every waiter.
@@ -71,13 +68,14 @@ class FakeClock final : public Clock {
 
  private:
   struct Waiter {
-    absl::Mutex* mu;
-    absl::CondVar* cv;
+    Mutex* mu;
+    CondVar* cv;
   };
   void WakeAll() ABSL_LOCKS_EXCLUDED(mu_);
 
-  absl::Mutex mu_;
-  absl::CondVar sleepers_;  // SleepUntil callers wait here, on mu_
+  Mutex mu_;
+  CondVar sleepers_;         // SleepUntil callers wait here, on mu_
+  CondVar waiters_changed_;  // BlockUntilWaiters waits here, on mu_
   absl::Time now_ ABSL_GUARDED_BY(mu_);
   std::vector<Waiter> waiters_ ABSL_GUARDED_BY(mu_);
   int num_waiters_ ABSL_GUARDED_BY(mu_) = 0;

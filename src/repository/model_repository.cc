@@ -122,7 +122,7 @@ absl::Status ModelRepository::LoadAll() {
 }
 
 absl::Status ModelRepository::Load(const std::string& name) {
-  absl::MutexLock load_lock(&load_mu_);
+  MutexLock load_lock(&load_mu_);
   std::error_code ec;
   if (name.empty() || name.find('/') != std::string::npos || name[0] == '.' ||
       !fs::is_directory(root_ / name, ec)) {
@@ -130,7 +130,7 @@ absl::Status ModelRepository::Load(const std::string& name) {
         "model '", name, "' has no directory in ", root_.string()));
   }
   {
-    absl::MutexLock lock(&mu_);
+    MutexLock lock(&mu_);
     Entry& e = models_[name];
     e.status.name = name;
     for (ModelVersionStatus& v : e.status.versions)
@@ -148,7 +148,7 @@ absl::Status ModelRepository::Load(const std::string& name) {
     }
   }
   {
-    absl::MutexLock lock(&mu_);
+    MutexLock lock(&mu_);
     models_[name] =
         std::move(loaded);  // old instances die when their last user lets go
   }
@@ -160,8 +160,8 @@ absl::Status ModelRepository::Load(const std::string& name) {
 }
 
 absl::Status ModelRepository::Unload(const std::string& name) {
-  absl::MutexLock load_lock(&load_mu_);
-  absl::MutexLock lock(&mu_);
+  MutexLock load_lock(&load_mu_);
+  MutexLock lock(&mu_);
   auto it = models_.find(name);
   if (it == models_.end()) {
     return absl::NotFoundError(
@@ -176,7 +176,7 @@ absl::Status ModelRepository::Unload(const std::string& name) {
 }
 
 std::vector<ModelStatus> ModelRepository::List() const {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   std::vector<ModelStatus> out;
   for (const auto& [name, entry] : models_) out.push_back(entry.status);
   return out;
@@ -184,7 +184,7 @@ std::vector<ModelStatus> ModelRepository::List() const {
 
 absl::StatusOr<ModelStatus> ModelRepository::Status(
     const std::string& name) const {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   auto it = models_.find(name);
   if (it == models_.end()) {
     return absl::NotFoundError(absl::StrCat("unknown model '", name, "'"));
@@ -194,7 +194,7 @@ absl::StatusOr<ModelStatus> ModelRepository::Status(
 
 absl::StatusOr<std::shared_ptr<const LoadedModel>> ModelRepository::Get(
     const std::string& name, std::optional<int64_t> version) const {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   auto it = models_.find(name);
   if (it == models_.end()) {
     return absl::NotFoundError(absl::StrCat("unknown model '", name, "'"));

@@ -23,8 +23,8 @@
 
 #include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
-#include "absl/synchronization/mutex.h"
 #include "config/model_options.h"
+#include "core/mutex.h"
 #include "engines/engine.h"
 #include "engines/engine_registry.h"
 
@@ -137,9 +137,8 @@ class ModelRepository {
   const EngineRegistry* const engines_;
   const RepositoryOptions options_;
 
-  absl::Mutex load_mu_
-      ABSL_ACQUIRED_BEFORE(mu_);  // serialises loads and unloads
-  mutable absl::Mutex mu_;
+  Mutex load_mu_ ABSL_ACQUIRED_BEFORE(mu_);  // serialises loads and unloads
+  mutable Mutex mu_;
   std::map<std::string, Entry> models_ ABSL_GUARDED_BY(mu_);
 };
 

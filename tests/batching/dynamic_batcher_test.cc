@@ -5,8 +5,6 @@
 #include <thread>
 #include <vector>
 
-#include "absl/synchronization/blocking_counter.h"
-#include "absl/synchronization/notification.h"
 #include "engines/identity/identity_engine.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -59,7 +57,7 @@ BatcherOptions Options(const ModelOptions& m, int64_t delay_us) {
 
 // Collects one request's result.
 struct Outcome {
-  absl::Notification done;
+  Notification done;
   absl::StatusOr<std::vector<Tensor>> result = absl::UnknownError("not called");
   std::atomic<int> calls{0};
 };
@@ -267,15 +265,15 @@ TEST(DynamicBatcherTest, HigherPriorityRunsFirstWhileTheInstanceIsBusy) {
       "30000";  // real compute time keeps the instance busy
   Harness h(m, Options(m, 0), &clock);
   std::vector<int> order;
-  absl::Mutex mu;
-  absl::BlockingCounter left(3);
+  Mutex mu;
+  BlockingCounter left(3);
   auto make = [&](float v, uint32_t prio) {
     auto r = std::make_unique<Request>();
     r->inputs.push_back(
         *Tensor::FromValues<float>("x", {1, 1}, std::vector<float>{v}));
     r->priority = prio;
     r->done = [&, v](absl::StatusOr<std::vector<Tensor>>) {
-      absl::MutexLock lock(&mu);
+      MutexLock lock(&mu);
       order.push_back(static_cast<int>(v));
       left.DecrementCount();
     };
@@ -299,15 +297,15 @@ TEST(DynamicBatcherTest, PreserveOrderingDeliversInArrivalOrder) {
   Harness h(m, Options(m, 50), RealClock::Get(), /*instances=*/3);
   constexpr int kN = 600;
   std::vector<int> order;
-  absl::Mutex mu;
-  absl::BlockingCounter left(kN);
+  Mutex mu;
+  BlockingCounter left(kN);
   for (int i = 0; i < kN; ++i) {
     auto r = std::make_unique<Request>();
     r->inputs.push_back(*Tensor::FromValues<float>(
         "x", {1, 1}, std::vector<float>{static_cast<float>(i)}));
     r->done = [&, i](absl::StatusOr<std::vector<Tensor>> result) {
       EXPECT_TRUE(result.ok());
-      absl::MutexLock lock(&mu);
+      MutexLock lock(&mu);
       order.push_back(i);
       left.DecrementCount();
     };
@@ -323,7 +321,7 @@ TEST(DynamicBatcherTest, NoRequestLostOrDuplicatedUnderConcurrentProducers) {
   constexpr int kThreads = 8, kPerThread = 10'000;
   std::vector<std::atomic<int>> seen(kThreads * kPerThread);
   std::atomic<int> wrong{0};
-  absl::BlockingCounter left(kThreads * kPerThread);
+  BlockingCounter left(kThreads * kPerThread);
   std::vector<std::thread> producers;
   for (int t = 0; t < kThreads; ++t) {
     producers.emplace_back([&, t] {
@@ -441,6 +439,56 @@ TEST(DynamicBatcherTest, VariableLengthRequestsArePaddedAndSlicedBack) {
   EXPECT_EQ(stats.batches, 1u);
   EXPECT_EQ(stats.padded_elements, 2u);  // [1,2,3] padded to length 5
   EXPECT_EQ(stats.total_elements, 10u);
+}
+
+TEST(DynamicBatcherTest, RequestThatCannotMeetItsDeadlineIsRefusedAtEnqueue) {
+  ModelOptions m = Model(1);
+  m.parameters["execute_delay_us"] = "20000";  // every batch takes >= 20 ms
+  Harness h(m, Options(m, 0), RealClock::Get());
+  for (int i = 0; i < 3; ++i) {  // teach the latency model
+    Outcome o;
+    auto r = MakeRequest({1}, &o);
+    ASSERT_TRUE(h.batcher->Enqueue(&r).ok());
+    o.done.WaitForNotification();
+  }
+  ASSERT_TRUE(h.batcher->latency_model().Predict(1).has_value());
+  Outcome hopeless;
+  auto r = MakeRequest({2}, &hopeless);
+  r->deadline = absl::Now() + absl::Milliseconds(5);
+  absl::Status s = h.batcher->Enqueue(&r);
+  EXPECT_EQ(s.code(), absl::StatusCode::kDeadlineExceeded);
+  EXPECT_THAT(std::string(s.message()),
+              HasSubstr("cannot finish by its deadline"));
+  ASSERT_NE(r, nullptr);  // the caller still holds it
+  Outcome fine;
+  auto ok = MakeRequest({3}, &fine);
+  ok->deadline = absl::Now() + absl::Seconds(10);
+  ASSERT_TRUE(h.batcher->Enqueue(&ok).ok());
+  fine.done.WaitForNotification();
+  EXPECT_TRUE(fine.result.ok());
+}
+
+TEST(DynamicBatcherTest, ShortTimeoutQueuedBehindALongWaitStillFiresOnTime) {
+  FakeClock clock;
+  ModelOptions m = Model(8);
+  m.dynamic_batching.default_queue_policy.allow_timeout_override = true;
+  Harness h(m, Options(m, 1'000'000), &clock);  // the batch waits up to 1 s
+  Outcome patient, hurried;
+  auto a = MakeRequest({1}, &patient);
+  ASSERT_TRUE(h.batcher->Enqueue(&a).ok());
+  clock.BlockUntilWaiters(1);  // the scheduler is parked until the 1 s delay
+  auto b = MakeRequest({2}, &hurried);
+  b->timeout = absl::Milliseconds(5);
+  ASSERT_TRUE(h.batcher->Enqueue(&b).ok());
+  clock.BlockUntilWaiters(1);
+  clock.Advance(absl::Milliseconds(5));
+  hurried.done.WaitForNotification();
+  EXPECT_EQ(hurried.result.status().code(),
+            absl::StatusCode::kDeadlineExceeded);
+  EXPECT_FALSE(patient.done.HasBeenNotified());
+  clock.Advance(absl::Seconds(1));
+  patient.done.WaitForNotification();
+  EXPECT_TRUE(patient.result.ok());
 }
 
 }  // namespace

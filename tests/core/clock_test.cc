@@ -21,20 +21,20 @@ TEST(FakeClockTest, MovesOnlyWhenAdvanced) {
 
 TEST(FakeClockTest, WaitUntilPastDeadlineReturnsAtOnce) {
   FakeClock clock;
-  absl::Mutex mu;
-  absl::CondVar cv;
-  absl::MutexLock lock(&mu);
+  Mutex mu;
+  CondVar cv;
+  MutexLock lock(&mu);
   EXPECT_TRUE(clock.WaitUntil(&mu, &cv, clock.Now()));
 }
 
 TEST(FakeClockTest, WaiterWakesWhenTimeReachesItsDeadline) {
   FakeClock clock;
-  absl::Mutex mu;
-  absl::CondVar cv;
+  Mutex mu;
+  CondVar cv;
   const absl::Time deadline = clock.Now() + absl::Milliseconds(10);
   std::atomic<bool> done{false};
   std::thread waiter([&] {
-    absl::MutexLock lock(&mu);
+    MutexLock lock(&mu);
     while (!clock.WaitUntil(&mu, &cv, deadline)) {
     }
     done = true;
@@ -51,18 +51,18 @@ TEST(FakeClockTest, WaiterWakesWhenTimeReachesItsDeadline) {
 
 TEST(FakeClockTest, SignalWakesWaiterBeforeDeadline) {
   FakeClock clock;
-  absl::Mutex mu;
-  absl::CondVar cv;
+  Mutex mu;
+  CondVar cv;
   bool flag = false;
   std::thread waiter([&] {
-    absl::MutexLock lock(&mu);
+    MutexLock lock(&mu);
     while (!flag) {
       EXPECT_FALSE(clock.WaitUntil(&mu, &cv, absl::InfiniteFuture()));
     }
   });
   clock.BlockUntilWaiters(1);
   {
-    absl::MutexLock lock(&mu);
+    MutexLock lock(&mu);
     flag = true;
     cv.Signal();
   }
@@ -83,9 +83,9 @@ TEST(FakeClockTest, SleepUntilReturnsWhenAdvancedPast) {
 
 TEST(RealClockTest, WaitUntilHonoursTheDeadline) {
   RealClock* clock = RealClock::Get();
-  absl::Mutex mu;
-  absl::CondVar cv;
-  absl::MutexLock lock(&mu);
+  Mutex mu;
+  CondVar cv;
+  MutexLock lock(&mu);
   const absl::Time deadline = clock->Now() + absl::Milliseconds(20);
   while (!clock->WaitUntil(&mu, &cv, deadline)) {
   }
