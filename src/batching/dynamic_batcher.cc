@@ -502,9 +502,7 @@ void DynamicBatcher::Execute(int instance, Batch& batch) {
   Deliver(std::move(results), batch.seq);
 }
 
-void DynamicBatcher::Deliver(
-    std::vector<std::pair<std::unique_ptr<Entry>, Result>> results,
-    uint64_t batch_seq) {
+void DynamicBatcher::Deliver(Results results, uint64_t batch_seq) {
   if (!options_.policy.preserve_ordering) {
     for (auto& [entry, result] : results)
       Complete(std::move(entry), std::move(result));

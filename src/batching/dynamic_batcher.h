@@ -10,14 +10,14 @@
 // instance is free to take it.
 //
 // Threads: Enqueue() may be called from any thread and never blocks. Callbacks
-// run on an instance thread (results, engine errors) or on the scheduler thread
-// (timeouts, deadline rejections, drain rejections); they must be cheap.
-// Ownership: Enqueue takes the request only on success (it then calls `done`
-// exactly once); on failure the caller still holds it. The batcher drives the
-// given engine instances exclusively and keeps `owner` (whatever owns them)
-// alive until it is gone. Shutdown: Shutdown(grace) stops accepting, runs what
-// is queued for up to `grace`, rejects what is left with UNAVAILABLE, waits for
-// running batches and joins the threads. The destructor calls
+// run on the batcher's completion thread (results, engine errors) or on the
+// scheduler thread (timeouts, deadline rejections, drain rejections); they must
+// be cheap. Ownership: Enqueue takes the request only on success (it then calls
+// `done` exactly once); on failure the caller still holds it. The batcher
+// drives the given engine instances exclusively and keeps `owner` (whatever
+// owns them) alive until it is gone. Shutdown: Shutdown(grace) stops accepting,
+// runs what is queued for up to `grace`, rejects what is left with UNAVAILABLE,
+// waits for running batches and joins the threads. The destructor calls
 // Shutdown(absl::InfiniteDuration()) if it has not run.
 #ifndef FERRY_BATCHING_DYNAMIC_BATCHER_H_
 #define FERRY_BATCHING_DYNAMIC_BATCHER_H_
@@ -105,10 +105,15 @@ class DynamicBatcher {
   // split one).
   void Complete(std::unique_ptr<Entry> entry,
                 absl::StatusOr<std::vector<Tensor>> result);
-  void Deliver(std::vector<std::pair<std::unique_ptr<Entry>,
-                                     absl::StatusOr<std::vector<Tensor>>>>
-                   results,
-               uint64_t batch_seq);
+  using Results = std::vector<
+      std::pair<std::unique_ptr<Entry>, absl::StatusOr<std::vector<Tensor>>>>;
+  // Hands a finished batch's results to the completion thread.
+  void Deliver(Results results, uint64_t batch_seq)
+      ABSL_LOCKS_EXCLUDED(completion_mu_);
+  // Runs the callbacks (completion thread), in batch order when
+  // preserve_ordering.
+  void DeliverNow(Results results, uint64_t batch_seq);
+  void CompleterLoop() ABSL_LOCKS_EXCLUDED(completion_mu_);
 
   const std::shared_ptr<const void> owner_;
   const ModelOptions model_;
@@ -155,13 +160,19 @@ class DynamicBatcher {
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;  // instance threads exit
   absl::Time drain_deadline_ ABSL_GUARDED_BY(mu_) = absl::InfiniteFuture();
 
+  // Finished batches wait here for the completion thread, which runs the
+  // callbacks.
+  Mutex completion_mu_;
+  CondVar completion_cv_;
+  std::deque<std::pair<uint64_t, Results>> completions_
+      ABSL_GUARDED_BY(completion_mu_);
+  bool completer_stop_ ABSL_GUARDED_BY(completion_mu_) = false;
+  std::thread completer_;
+
   // preserve_ordering: batch results are delivered in batch order.
   Mutex order_mu_;
   uint64_t next_to_deliver_ ABSL_GUARDED_BY(order_mu_) = 0;
-  std::map<uint64_t,
-           std::vector<std::pair<std::unique_ptr<Entry>,
-                                 absl::StatusOr<std::vector<Tensor>>>>>
-      pending_delivery_ ABSL_GUARDED_BY(order_mu_);
+  std::map<uint64_t, Results> pending_delivery_ ABSL_GUARDED_BY(order_mu_);
 
   Mutex shutdown_mu_;  // serialises Shutdown()
   bool shut_down_ ABSL_GUARDED_BY(shutdown_mu_) = false;

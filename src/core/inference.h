@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
-// InferenceRequest and InferenceResponse: one inference as the protocols carry it (KServe
-// v2 over HTTP/JSON, binary tensors or gRPC), independent of the wire format. The codecs
-// in api/ produce and consume them; ModelManager runs them. Plain data, move-only.
+// InferenceRequest and InferenceResponse: one inference as the protocols carry
+// it (KServe v2 over HTTP/JSON, binary tensors or gRPC), independent of the
+// wire format. The codecs in api/ produce and consume them; ModelManager runs
+// them. Plain data, move-only.
 #ifndef FERRY_CORE_INFERENCE_H_
 #define FERRY_CORE_INFERENCE_H_
 
