@@ -73,6 +73,8 @@ absl::StatusOr<std::unique_ptr<DynamicBatcher>> DynamicBatcher::Create(
                          std::move(instances), std::move(options), clock));
   batcher->scheduler_ =
       std::thread([b = batcher.get()] { b->SchedulerLoop(); });
+  batcher->completer_ =
+      std::thread([b = batcher.get()] { b->CompleterLoop(); });
   for (size_t i = 0; i < batcher->engines_.size(); ++i) {
     batcher->instances_.emplace_back(
         [b = batcher.get(), i] { b->InstanceLoop(static_cast<int>(i)); });
@@ -503,6 +505,30 @@ void DynamicBatcher::Execute(int instance, Batch& batch) {
 }
 
 void DynamicBatcher::Deliver(Results results, uint64_t batch_seq) {
+  // The instance goes back to work at once; the completion thread runs the
+  // callbacks while the engine computes the next batch.
+  MutexLock lock(&completion_mu_);
+  completions_.emplace_back(batch_seq, std::move(results));
+  completion_cv_.Signal();
+}
+
+void DynamicBatcher::CompleterLoop() {
+  while (true) {
+    std::pair<uint64_t, Results> next;
+    {
+      MutexLock lock(&completion_mu_);
+      while (completions_.empty() && !completer_stop_) {
+        completion_cv_.Wait(&completion_mu_);
+      }
+      if (completions_.empty()) return;
+      next = std::move(completions_.front());
+      completions_.pop_front();
+    }
+    DeliverNow(std::move(next.second), next.first);
+  }
+}
+
+void DynamicBatcher::DeliverNow(Results results, uint64_t batch_seq) {
   if (!options_.policy.preserve_ordering) {
     for (auto& [entry, result] : results)
       Complete(std::move(entry), std::move(result));
@@ -563,6 +589,12 @@ void DynamicBatcher::Shutdown(absl::Duration grace) {
   }
   if (scheduler_.joinable()) scheduler_.join();
   for (std::thread& t : instances_) t.join();
+  {
+    MutexLock lock(&completion_mu_);
+    completer_stop_ = true;
+    completion_cv_.Signal();
+  }
+  if (completer_.joinable()) completer_.join();
 }
 
 }  // namespace ferry
