@@ -397,8 +397,18 @@ absl::StatusOr<InferenceRequest> ParseInferenceRequest(
   return request;
 }
 
-std::string InferenceResponseToJson(const InferenceResponse& response) {
-  std::string out;
+EncodedInferenceResponse EncodeInferenceResponse(
+    const InferenceResponse& response,
+    const std::vector<RequestedOutput>& requested, bool binary_data_output) {
+  auto wants_binary = [&](const std::string& name) {
+    for (const RequestedOutput& r : requested) {
+      if (r.name == name && r.binary_data.has_value()) return *r.binary_data;
+    }
+    return binary_data_output;
+  };
+  EncodedInferenceResponse encoded;
+  std::vector<const Tensor*> binary;
+  std::string& out = encoded.body;
   JsonWriter w(&out);
   w.BeginObject();
   w.Key("model_name").String(response.model_name);
@@ -412,13 +422,33 @@ std::string InferenceResponseToJson(const InferenceResponse& response) {
     w.Key("shape").BeginArray();
     for (int64_t d : t.shape()) w.Int(d);
     w.EndArray();
-    w.Key("data");
-    WriteData(w, t);
+    if (wants_binary(t.name())) {
+      w.Key("parameters").BeginObject();
+      w.Key("binary_data_size").Uint(t.byte_size());
+      w.EndObject();
+      binary.push_back(&t);
+    } else {
+      w.Key("data");
+      WriteData(w, t);
+    }
     w.EndObject();
   }
   w.EndArray();
   w.EndObject();
-  return out;
+  encoded.json_size = out.size();
+  encoded.has_binary = !binary.empty();
+  size_t total = out.size();
+  for (const Tensor* t : binary) total += t->byte_size();
+  out.reserve(total);
+  for (const Tensor* t : binary) {
+    out.append(reinterpret_cast<const char*>(t->data()), t->byte_size());
+  }
+  return encoded;
+}
+
+std::string InferenceResponseToJson(const InferenceResponse& response) {
+  return EncodeInferenceResponse(response, {}, /*binary_data_output=*/false)
+      .body;
 }
 
 std::string ErrorToJson(absl::string_view message) {

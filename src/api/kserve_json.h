@@ -1,8 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
 // KServe v2 (Open Inference Protocol) JSON codec for inference requests and
-// responses, including the binary tensor data extension's request side: an
+// responses, including both sides of Triton's binary tensor data extension: an
 // input whose parameters carry "binary_data_size" takes its bytes from the
-// binary section that follows the JSON header, in input order, without copying.
+// binary section that follows the JSON header, in input order, without
+// copying; an output the request asks for in binary (parameters.binary_data,
+// or the request's parameters.binary_data_output) is written raw after the
+// JSON, and its JSON entry carries parameters.binary_data_size instead of
+// "data".
 //
 // Called by the HTTP API and the CLI on their own threads; pure functions.
 #ifndef FERRY_API_KSERVE_JSON_H_
@@ -31,6 +35,26 @@ absl::StatusOr<InferenceRequest> ParseInferenceRequest(
 
 // Writes a response with every output as typed JSON "data" (flat, row-major).
 std::string InferenceResponseToJson(const InferenceResponse& response);
+
+// A response body: the JSON header, then the binary outputs in output order.
+struct EncodedInferenceResponse {
+  std::string body;
+  // Bytes of JSON at the start of `body` (the Inference-Header-Content-Length
+  // header's value when has_binary).
+  size_t json_size = 0;
+  // Some output went to the binary section (possibly with zero bytes).
+  bool has_binary = false;
+};
+
+// Encodes `response`. Output o goes to the binary section when the requested
+// output of the same name sets parameters.binary_data (true), or, when it does
+// not say, when `binary_data_output` is true (the request's
+// parameters.binary_data_output). Binary layout as the extension defines it:
+// little-endian, row-major, BOOL one byte, BYTES a 4-byte length and the bytes
+// per element.
+EncodedInferenceResponse EncodeInferenceResponse(
+    const InferenceResponse& response,
+    const std::vector<RequestedOutput>& requested, bool binary_data_output);
 
 // Writes the KServe v2 error body {"error": "..."}.
 std::string ErrorToJson(absl::string_view message);

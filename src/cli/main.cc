@@ -6,6 +6,7 @@
 #include "cli/builtin_engines.h"
 #include "cli/infer_command.h"
 #include "cli/models_command.h"
+#include "cli/serve_command.h"
 #include "engines/engine_registry.h"
 
 int main(int argc, char** argv) {
@@ -18,8 +19,10 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   ferry::ModelsCommandOptions models_options;
   ferry::InferCommandOptions infer_options;
+  ferry::ServeCommandOptions serve_options;
   CLI::App* models = ferry::AddModelsCommand(app, &models_options);
   CLI::App* infer = ferry::AddInferCommand(app, &infer_options);
+  CLI::App* serve = ferry::AddServeCommand(app, &serve_options);
   CLI11_PARSE(app, argc, argv);
 
   ferry::EngineRegistry engines;
@@ -33,6 +36,9 @@ int main(int argc, char** argv) {
   }
   if (infer->parsed()) {
     return ferry::RunInferCommand(infer_options, engines, std::cout, std::cerr);
+  }
+  if (serve->parsed()) {
+    return ferry::RunServeCommand(serve_options, engines, std::cout, std::cerr);
   }
   return 1;
 }

@@ -146,6 +146,68 @@ TEST(KserveJsonTest, Fp16RoundTripsThroughJson) {
               HasSubstr("\"data\":[0.5,-3]"));
 }
 
+InferenceResponse TwoOutputResponse() {
+  InferenceResponse response;
+  response.model_name = "m";
+  response.model_version = "1";
+  response.outputs.push_back(
+      *Tensor::FromValues<float>("y", {1, 2}, std::vector<float>{1.5f, -2.0f}));
+  response.outputs.push_back(
+      *Tensor::FromStrings("s", {2}, std::vector<std::string>{"ab", ""}));
+  return response;
+}
+
+TEST(KserveJsonTest, BinaryOutputsFollowTheJsonWithTheirSizes) {
+  const EncodedInferenceResponse e =
+      EncodeInferenceResponse(TwoOutputResponse(), {}, true);
+  ASSERT_TRUE(e.has_binary);
+  const std::string json = e.body.substr(0, e.json_size);
+  simdjson::dom::parser parser;
+  simdjson::dom::element doc;
+  ASSERT_EQ(parser.parse(json).get(doc), simdjson::SUCCESS) << json;
+  simdjson::dom::element y = doc["outputs"].at(0);
+  EXPECT_EQ(uint64_t(y["parameters"]["binary_data_size"]), 8u);
+  EXPECT_EQ(y["data"].error(), simdjson::NO_SUCH_FIELD);
+  // BYTES: a 4-byte length per element, then the bytes.
+  EXPECT_EQ(uint64_t(doc["outputs"].at(1)["parameters"]["binary_data_size"]),
+            4u + 2u + 4u);
+  ASSERT_EQ(e.body.size(), e.json_size + 8 + 10);
+  float values[2];
+  std::memcpy(values, e.body.data() + e.json_size, 8);
+  EXPECT_EQ(values[0], 1.5f);
+  EXPECT_EQ(values[1], -2.0f);
+  EXPECT_EQ(e.body.substr(e.json_size + 8),
+            std::string("\x02\0\0\0ab\0\0\0\0", 10));
+}
+
+TEST(KserveJsonTest, PerOutputBinaryDataOverridesTheRequestDefault) {
+  // Default binary, but "s" asks for JSON.
+  EncodedInferenceResponse e = EncodeInferenceResponse(
+      TwoOutputResponse(), {{"s", false}}, /*binary_data_output=*/true);
+  EXPECT_TRUE(e.has_binary);
+  EXPECT_EQ(e.body.size(), e.json_size + 8);
+  EXPECT_THAT(
+      e.body.substr(0, e.json_size),
+      HasSubstr(
+          R"("name":"s","datatype":"BYTES","shape":[2],"data":["ab",""])"));
+  // Default JSON, but "y" asks for binary.
+  e = EncodeInferenceResponse(TwoOutputResponse(),
+                              {{"y", true}, {"s", std::nullopt}},
+                              /*binary_data_output=*/false);
+  EXPECT_TRUE(e.has_binary);
+  EXPECT_EQ(e.body.size(), e.json_size + 8);
+  EXPECT_THAT(e.body.substr(0, e.json_size),
+              HasSubstr(R"("parameters":{"binary_data_size":8})"));
+}
+
+TEST(KserveJsonTest, WithoutBinaryOutputsTheBodyIsPlainJson) {
+  const EncodedInferenceResponse e =
+      EncodeInferenceResponse(TwoOutputResponse(), {{"y", false}}, false);
+  EXPECT_FALSE(e.has_binary);
+  EXPECT_EQ(e.json_size, e.body.size());
+  EXPECT_EQ(e.body, InferenceResponseToJson(TwoOutputResponse()));
+}
+
 TEST(KserveJsonTest, ErrorBody) {
   EXPECT_EQ(ErrorToJson("input 'x': bad"), R"({"error":"input 'x': bad"})");
 }
