@@ -21,6 +21,8 @@ PACKAGES=(
   python3 python3-torch python3-torchvision python3-xgboost python3-numpy
   # black-box API tests: HTTP client, metrics checker
   python3-requests python3-grpcio prometheus
+  # benchmarks: HTTP load generator
+  wrk
 )
 
 SUDO=""

@@ -88,18 +88,12 @@ absl::StatusOr<Tensor> Tensor::Uninitialized(std::string name, DataType dtype,
         absl::StrCat("tensor '", name, "': cannot preallocate BYTES storage"));
   }
   RETURN_IF_ERROR(ValidateShape(name, shape));
-  Tensor t;
-  t.byte_size_ = static_cast<size_t>(NumElements(shape)) * ByteSize(dtype);
+  const size_t size = static_cast<size_t>(NumElements(shape)) * ByteSize(dtype);
   std::shared_ptr<std::byte[]> storage =
-      std::make_shared_for_overwrite<std::byte[]>(
-          t.byte_size_ == 0 ? 1 : t.byte_size_);
-  t.data_ = storage.get();
-  t.storage_ = std::move(storage);
-  t.owned_ = true;
-  t.name_ = std::move(name);
-  t.dtype_ = dtype;
-  t.shape_ = std::move(shape);
-  return t;
+      std::make_shared_for_overwrite<std::byte[]>(size == 0 ? 1 : size);
+  const std::byte* data = storage.get();
+  return Tensor(std::move(name), dtype, std::move(shape), std::move(storage),
+                data, size, /*owned=*/true);
 }
 
 absl::StatusOr<Tensor> Tensor::Zeros(std::string name, DataType dtype,
@@ -114,16 +108,7 @@ absl::StatusOr<Tensor> Tensor::FromBytes(std::string name, DataType dtype,
                                          Shape shape, std::string bytes) {
   RETURN_IF_ERROR(
       ValidateTensorBytes(name, dtype, shape, bytes.data(), bytes.size()));
-  auto storage = std::make_shared<std::string>(std::move(bytes));
-  Tensor t;
-  t.data_ = reinterpret_cast<const std::byte*>(storage->data());
-  t.byte_size_ = storage->size();
-  t.storage_ = std::move(storage);
-  t.owned_ = true;
-  t.name_ = std::move(name);
-  t.dtype_ = dtype;
-  t.shape_ = std::move(shape);
-  return t;
+  return OwnBytes(std::move(name), dtype, std::move(shape), std::move(bytes));
 }
 
 absl::StatusOr<Tensor> Tensor::Borrow(std::string name, DataType dtype,
@@ -131,15 +116,9 @@ absl::StatusOr<Tensor> Tensor::Borrow(std::string name, DataType dtype,
                                       size_t byte_size,
                                       std::shared_ptr<const void> keepalive) {
   RETURN_IF_ERROR(ValidateTensorBytes(name, dtype, shape, data, byte_size));
-  Tensor t;
-  t.data_ = static_cast<const std::byte*>(data);
-  t.byte_size_ = byte_size;
-  t.storage_ = std::move(keepalive);
-  t.owned_ = false;
-  t.name_ = std::move(name);
-  t.dtype_ = dtype;
-  t.shape_ = std::move(shape);
-  return t;
+  return Tensor(std::move(name), dtype, std::move(shape), std::move(keepalive),
+                static_cast<const std::byte*>(data), byte_size,
+                /*owned=*/false);
 }
 
 absl::StatusOr<Tensor> Tensor::FromStrings(
@@ -159,18 +138,30 @@ absl::StatusOr<Tensor> Tensor::FromStrings(
 }
 
 Tensor Tensor::Clone() const {
-  std::string bytes(reinterpret_cast<const char*>(data_), byte_size_);
-  Tensor t;
-  auto storage = std::make_shared<std::string>(std::move(bytes));
-  t.data_ = reinterpret_cast<const std::byte*>(storage->data());
-  t.byte_size_ = storage->size();
-  t.storage_ = std::move(storage);
-  t.owned_ = true;
-  t.name_ = name_;
-  t.dtype_ = dtype_;
-  t.shape_ = shape_;
-  return t;
+  return OwnBytes(
+      name_, dtype_, shape_,
+      std::string(reinterpret_cast<const char*>(data_), byte_size_));
 }
+
+Tensor Tensor::OwnBytes(std::string name, DataType dtype, Shape shape,
+                        std::string bytes) {
+  auto storage = std::make_shared<std::string>(std::move(bytes));
+  const auto* data = reinterpret_cast<const std::byte*>(storage->data());
+  const size_t size = storage->size();
+  return Tensor(std::move(name), dtype, std::move(shape), std::move(storage),
+                data, size, /*owned=*/true);
+}
+
+Tensor::Tensor(std::string name, DataType dtype, Shape shape,
+               std::shared_ptr<const void> storage, const std::byte* data,
+               size_t byte_size, bool owned)
+    : name_(std::move(name)),
+      dtype_(dtype),
+      shape_(std::move(shape)),
+      storage_(std::move(storage)),
+      data_(data),
+      byte_size_(byte_size),
+      owned_(owned) {}
 
 std::vector<absl::string_view> Tensor::strings() const {
   CheckType(DataType::kBytes);

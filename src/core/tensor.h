@@ -118,6 +118,12 @@ class Tensor {
   std::string DebugString() const;
 
  private:
+  Tensor(std::string name, DataType dtype, Shape shape,
+         std::shared_ptr<const void> storage, const std::byte* data,
+         size_t byte_size, bool owned);
+  // Owned tensor over `bytes` (already validated).
+  static Tensor OwnBytes(std::string name, DataType dtype, Shape shape,
+                         std::string bytes);
   void CheckType(DataType expected) const;
 
   std::string name_;

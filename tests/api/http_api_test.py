@@ -533,6 +533,17 @@ class ConcurrencyTest(unittest.TestCase):
         after = stats("fraud_xgb")
         self.assertEqual(after["inference_count"] - before["inference_count"], 64 * 25)
         self.assertLess(after["execution_count"] - before["execution_count"], 64 * 25)
+        # The batch-size histogram in /metrics shows batches larger than the 2 I/O
+        # threads: requests waiting in the batcher hold no thread.
+        text = get("/metrics").text
+        def sample(name, le=None):
+            label = 'model="fraud_xgb",version="1"' + (',le="%s"' % le if le else "")
+            m = re.search(r"^%s\{%s\} (\S+)$" % (name, re.escape(label)), text, re.M)
+            self.assertIsNotNone(m, name)
+            return float(m.group(1))
+        at_most_two = sample("ferry_batch_size_rows_bucket", "2")
+        batches = sample("ferry_batch_size_rows_count")
+        self.assertGreater(batches - at_most_two, 0, "no batch larger than 2 rows")
 
     def test_64_concurrent_clients_are_batched_beyond_the_io_thread_count(self):
         # A model whose batches take 10 ms, so that batch sizes measure how many
