@@ -20,7 +20,7 @@ PACKAGES=(
   # example models and cross-checks (Debian's Python, /usr/bin/python3)
   python3 python3-torch python3-torchvision python3-xgboost python3-numpy
   # black-box API tests: HTTP client, metrics checker
-  python3-requests python3-grpcio prometheus
+  python3-requests python3-grpcio python3-protobuf prometheus
   # benchmarks: HTTP load generator
   wrk
 )
