@@ -163,7 +163,9 @@ BatchDecision DecideBatch(absl::Span<const QueuedRequest> queue,
       keys.emplace_back(delayed[i], EffectiveLevel(queue[i], options, now),
                         queue[i].seq, i);
     }
-    std::sort(keys.begin(), keys.end());
+    // The snapshot usually arrives in order already (one level, arrival order).
+    if (!std::is_sorted(keys.begin(), keys.end()))
+      std::sort(keys.begin(), keys.end());
     for (size_t k = 0; k < keys.size(); ++k)
       candidates[k] = std::get<3>(keys[k]);
   }

@@ -97,6 +97,16 @@ absl::Status CheckModelName(absl::string_view field, const std::string& name) {
   return absl::InvalidArgumentError(absl::StrCat(field, " is empty"));
 }
 
+// The model a request names: its name must be set, its version empty (latest)
+// or a positive number. `name_field` and `version_field` name the fields in
+// errors.
+absl::StatusOr<std::optional<int64_t>> ParseTarget(
+    absl::string_view name_field, const std::string& name,
+    absl::string_view version_field, const std::string& version) {
+  if (absl::Status s = CheckModelName(name_field, name); !s.ok()) return s;
+  return ParseModelVersion(version_field, version);
+}
+
 }  // namespace
 
 class GrpcService final
@@ -136,11 +146,8 @@ class GrpcService final
       CallbackServerContext* context,
       const inference::ModelReadyRequest* request,
       inference::ModelReadyResponse* response) override {
-    if (absl::Status s = CheckModelName("name", request->name()); !s.ok()) {
-      return FinishNow(context, s);
-    }
     absl::StatusOr<std::optional<int64_t>> version =
-        ParseModelVersion("version", request->version());
+        ParseTarget("name", request->name(), "version", request->version());
     if (!version.ok()) return FinishNow(context, version.status());
     absl::StatusOr<bool> ready =
         manager_->ModelReady(request->name(), *version);
@@ -155,11 +162,8 @@ class GrpcService final
       CallbackServerContext* context,
       const inference::ModelMetadataRequest* request,
       inference::ModelMetadataResponse* response) override {
-    if (absl::Status s = CheckModelName("name", request->name()); !s.ok()) {
-      return FinishNow(context, s);
-    }
     absl::StatusOr<std::optional<int64_t>> version =
-        ParseModelVersion("version", request->version());
+        ParseTarget("name", request->name(), "version", request->version());
     if (!version.ok()) return FinishNow(context, version.status());
     absl::StatusOr<ModelVersionInfo> info =
         manager_->Find(request->name(), *version);
@@ -185,13 +189,9 @@ class GrpcService final
       const inference::ModelInferRequest* request,
       inference::ModelInferResponse* response) override {
     ServerUnaryReactor* reactor = context->DefaultReactor();
-    if (absl::Status s = CheckModelName("model_name", request->model_name());
-        !s.ok()) {
-      reactor->Finish(ToGrpcStatus(s));
-      return reactor;
-    }
     absl::StatusOr<std::optional<int64_t>> version =
-        ParseModelVersion("model_version", request->model_version());
+        ParseTarget("model_name", request->model_name(), "model_version",
+                    request->model_version());
     if (!version.ok()) {
       reactor->Finish(ToGrpcStatus(version.status()));
       return reactor;
@@ -227,11 +227,8 @@ class GrpcService final
       CallbackServerContext* context,
       const inference::ModelConfigRequest* request,
       inference::ModelConfigResponse* response) override {
-    if (absl::Status s = CheckModelName("name", request->name()); !s.ok()) {
-      return FinishNow(context, s);
-    }
     absl::StatusOr<std::optional<int64_t>> version =
-        ParseModelVersion("version", request->version());
+        ParseTarget("name", request->name(), "version", request->version());
     if (!version.ok()) return FinishNow(context, version.status());
     absl::StatusOr<ModelVersionInfo> info =
         manager_->Find(request->name(), *version);
