@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/time/time.h"
 #include "core/tensor.h"
 
 namespace ferry {
@@ -27,6 +28,9 @@ struct InferenceRequest {
   // Triton's request parameters.
   std::optional<uint64_t> priority;
   std::optional<uint64_t> timeout_us;
+  // Absolute end-to-end deadline (a gRPC client's deadline, for example): the
+  // batcher dispatches early for it, and refuses a request that cannot make it.
+  std::optional<absl::Time> deadline;
   bool binary_data_output = false;  // parameters.binary_data_output
 };
 

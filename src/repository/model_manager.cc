@@ -244,6 +244,7 @@ void ModelManager::Infer(const std::string& name,
     r->timeout = absl::Microseconds(static_cast<int64_t>(std::min<uint64_t>(
         *request.timeout_us, std::numeric_limits<int64_t>::max())));
   }
+  r->deadline = request.deadline;
   auto shared_done = std::make_shared<InferCallback>(std::move(done));
   r->done = [served, shared_done, id = request.id,
              wanted = std::move(request.outputs)](

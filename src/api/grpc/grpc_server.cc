@@ -208,6 +208,14 @@ class GrpcService final
       reactor->Finish(ToGrpcStatus(decoded.status()));
       return reactor;
     }
+    // The client's deadline becomes the request's: the batcher dispatches in
+    // time for it or refuses the request at once instead of computing a late
+    // answer.
+    const absl::Time deadline = absl::FromChrono(context->deadline());
+    if (deadline < absl::InfiniteFuture() &&
+        deadline < absl::Now() + absl::Hours(24 * 365)) {
+      decoded->deadline = deadline;
+    }
     // The callback runs on an engine instance or batcher thread: encoding is
     // one copy of the outputs, and Finish() only queues the reply.
     manager_->Infer(

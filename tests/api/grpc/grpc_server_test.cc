@@ -337,6 +337,31 @@ TEST_F(GrpcServerTest, QueueTimeoutIsDeadlineExceeded) {
   EXPECT_TRUE(first_status.ok()) << first_status.error_message();
 }
 
+TEST_F(GrpcServerTest, ClientDeadlineIsTheRequestDeadline) {
+  ModelInferRequest request;
+  request.set_model_name("slow");
+  auto* x = request.add_inputs();
+  x->set_name("x");
+  x->set_datatype("FP32");
+  x->add_shape(1);
+  x->add_shape(1);
+  x->mutable_contents()->add_fp32_contents(1);
+  // Three 300 ms batches teach the batcher's latency model.
+  for (int i = 0; i < 3; ++i) {
+    ModelInferResponse response;
+    ASSERT_TRUE(Infer(request, &response).ok());
+  }
+  // A 100 ms client deadline cannot be met: the server refuses at once, saying
+  // so (gRPC's own client-side expiry would say only "Deadline Exceeded").
+  grpc::ClientContext context;
+  context.set_deadline(std::chrono::system_clock::now() +
+                       std::chrono::milliseconds(100));
+  ModelInferResponse response;
+  grpc::Status s = stub_->ModelInfer(&context, request, &response);
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::DEADLINE_EXCEEDED);
+  EXPECT_THAT(s.error_message(), HasSubstr("cannot finish by its deadline"));
+}
+
 TEST_F(GrpcServerTest, ErrorsCarryTheirCodesAndNameTheField) {
   ModelInferResponse response;
   ModelInferRequest unknown = TypedRequest(1, 1);
