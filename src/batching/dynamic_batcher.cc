@@ -534,9 +534,8 @@ void DynamicBatcher::DeliverNow(Results results, uint64_t batch_seq) {
       Complete(std::move(entry), std::move(result));
     return;
   }
-  // Hold results until every earlier batch has been delivered; deliver under
-  // the lock so callbacks see batch order.
-  MutexLock lock(&order_mu_);
+  // Hold results until every earlier batch has been delivered. Only the
+  // completion thread gets here, so the reorder state needs no lock.
   pending_delivery_.emplace(batch_seq, std::move(results));
   while (!pending_delivery_.empty() &&
          pending_delivery_.begin()->first == next_to_deliver_) {

@@ -170,9 +170,9 @@ class DynamicBatcher {
   std::thread completer_;
 
   // preserve_ordering: batch results are delivered in batch order.
-  Mutex order_mu_;
-  uint64_t next_to_deliver_ ABSL_GUARDED_BY(order_mu_) = 0;
-  std::map<uint64_t, Results> pending_delivery_ ABSL_GUARDED_BY(order_mu_);
+  // Completion thread only.
+  uint64_t next_to_deliver_ = 0;
+  std::map<uint64_t, Results> pending_delivery_;
 
   Mutex shutdown_mu_;  // serialises Shutdown()
   bool shut_down_ ABSL_GUARDED_BY(shutdown_mu_) = false;

@@ -23,23 +23,17 @@ struct ModelManager::Served {
 namespace {
 
 // Keeps the requested outputs, in the order asked; all of them when none was
-// named.
-absl::StatusOr<std::vector<Tensor>> SelectOutputs(
-    const ModelOptions& options, std::vector<Tensor> outputs,
-    const std::vector<RequestedOutput>& wanted) {
+// named. The names were checked against the config before the request was
+// queued, and the batcher checked the engine's outputs against the config.
+std::vector<Tensor> SelectOutputs(std::vector<Tensor> outputs,
+                                  const std::vector<RequestedOutput>& wanted) {
   if (wanted.empty()) return outputs;
   std::vector<Tensor> selected;
   selected.reserve(wanted.size());
   for (const RequestedOutput& r : wanted) {
     auto it = std::find_if(outputs.begin(), outputs.end(),
                            [&](const Tensor& t) { return t.name() == r.name; });
-    if (it == outputs.end()) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("requested output '", r.name,
-                       "' is not an output of model '", options.name, "'"));
-    }
-    selected.push_back(std::move(*it));
-    outputs.erase(it);
+    if (it != outputs.end()) selected.push_back(std::move(*it));
   }
   return selected;
 }
@@ -245,31 +239,27 @@ void ModelManager::Infer(const std::string& name,
         *request.timeout_us, std::numeric_limits<int64_t>::max())));
   }
   r->deadline = request.deadline;
-  auto shared_done = std::make_shared<InferCallback>(std::move(done));
-  r->done = [served, shared_done, id = request.id,
+  r->done = [served, done = std::move(done), id = request.id,
              wanted = std::move(request.outputs)](
-                absl::StatusOr<std::vector<Tensor>> outputs) {
+                absl::StatusOr<std::vector<Tensor>> outputs) mutable {
     served->last_inference_ns.store(absl::ToUnixNanos(absl::Now()),
                                     std::memory_order_relaxed);
     if (!outputs.ok()) {
-      (*shared_done)(outputs.status());
+      done(outputs.status());
       return;
     }
     InferenceResponse response;
     response.model_name = served->model->name();
     response.model_version = std::to_string(served->model->version());
-    response.id = id;
-    absl::StatusOr<std::vector<Tensor>> selected =
-        SelectOutputs(served->model->options(), *std::move(outputs), wanted);
-    if (!selected.ok()) {
-      (*shared_done)(selected.status());
-      return;
-    }
-    response.outputs = *std::move(selected);
-    (*shared_done)(std::move(response));
+    response.id = std::move(id);
+    response.outputs = SelectOutputs(*std::move(outputs), wanted);
+    done(std::move(response));
   };
-  absl::Status enqueued = served->batcher->Enqueue(&r);
-  if (!enqueued.ok()) (*shared_done)(enqueued);
+  // On failure the request, callback included, is still ours: answer through
+  // it.
+  if (absl::Status enqueued = served->batcher->Enqueue(&r); !enqueued.ok()) {
+    r->done(enqueued);
+  }
 }
 
 absl::StatusOr<std::vector<ModelVersionStatistics>> ModelManager::Statistics(

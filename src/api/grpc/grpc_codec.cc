@@ -10,6 +10,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "api/inference_statistics.h"
 #include "core/status_macros.h"
 
 namespace ferry {
@@ -451,38 +452,21 @@ absl::StatusOr<std::optional<int64_t>> ParseModelVersion(
 
 void StatisticsToProto(const ModelVersionStatistics& stats,
                        inference::ModelStatistics* proto) {
-  const BatcherStatsSnapshot& s = stats.stats;
-  proto->set_name(stats.name);
-  proto->set_version(std::to_string(stats.version));
-  if (stats.last_inference != absl::InfinitePast()) {
-    proto->set_last_inference(static_cast<uint64_t>(
-        std::max<int64_t>(0, absl::ToUnixMillis(stats.last_inference))));
-  }
-  uint64_t succeeded = 0, rows_succeeded = 0, failed = 0;
-  double e2e_us = 0, queue_us = 0;
-  uint64_t queued = 0;
-  for (const LevelStatsSnapshot& level : s.levels) {
-    succeeded += level.requests_succeeded;
-    rows_succeeded += level.rows_succeeded;
-    failed += level.requests_failed + level.rejected(RejectReason::kQueueFull) +
-              level.rejected(RejectReason::kInvalidInput);
-    e2e_us += level.end_to_end_us.sum;
-    queue_us += level.queue_time_us.sum;
-    queued += level.queue_time_us.count;
-  }
-  auto ns = [](double us) {
-    return static_cast<uint64_t>(std::max(0.0, us) * 1e3);
-  };
-  proto->set_inference_count(rows_succeeded);
-  proto->set_execution_count(s.batches);
+  const InferenceStatistics summary = SummarizeStatistics(stats);
+  proto->set_name(summary.name);
+  proto->set_version(std::to_string(summary.version));
+  proto->set_last_inference(summary.last_inference_ms);
+  proto->set_inference_count(summary.inference_count);
+  proto->set_execution_count(summary.execution_count);
   inference::InferStatistics* infer = proto->mutable_inference_stats();
-  infer->mutable_success()->set_count(succeeded);
-  infer->mutable_success()->set_ns(ns(e2e_us));
-  infer->mutable_fail()->set_count(failed);
-  infer->mutable_queue()->set_count(queued);
-  infer->mutable_queue()->set_ns(ns(queue_us));
-  infer->mutable_compute_infer()->set_count(s.compute_time_us.count);
-  infer->mutable_compute_infer()->set_ns(ns(s.compute_time_us.sum));
+  auto set = [](const DurationStatistic& d, inference::StatisticDuration* out) {
+    out->set_count(d.count);
+    out->set_ns(d.ns);
+  };
+  set(summary.success, infer->mutable_success());
+  set(summary.fail, infer->mutable_fail());
+  set(summary.queue, infer->mutable_queue());
+  set(summary.compute_infer, infer->mutable_compute_infer());
 }
 
 void MetadataToProto(const ModelOptions& options,

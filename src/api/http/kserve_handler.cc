@@ -11,6 +11,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "api/inference_statistics.h"
 #include "api/json_writer.h"
 #include "api/kserve_json.h"
 #include "boost/asio/post.hpp"
@@ -97,11 +98,11 @@ void WriteTensorSpecs(JsonWriter& w, const std::vector<TensorSpec>& specs,
   w.EndArray();
 }
 
-void WriteDuration(JsonWriter& w, absl::string_view key, uint64_t count,
-                   double sum_us) {
+void WriteDuration(JsonWriter& w, absl::string_view key,
+                   const DurationStatistic& d) {
   w.Key(key).BeginObject();
-  w.Key("count").Uint(count);
-  w.Key("ns").Uint(sum_us <= 0 ? 0 : static_cast<uint64_t>(sum_us * 1000.0));
+  w.Key("count").Uint(d.count);
+  w.Key("ns").Uint(d.ns);
   w.EndObject();
 }
 
@@ -421,30 +422,18 @@ HttpResponse KserveHandler::Statistics(const Route& route) const {
   JsonWriter w(&out);
   w.BeginObject().Key("model_stats").BeginArray();
   for (const ModelVersionStatistics& s : *stats) {
-    uint64_t success = 0, fail = 0, queue_count = 0;
-    double success_us = 0, queue_us = 0;
-    for (const LevelStatsSnapshot& level : s.stats.levels) {
-      success += level.requests_succeeded;
-      success_us += level.end_to_end_us.sum;
-      fail += level.requests_failed;
-      queue_count += level.queue_time_us.count;
-      queue_us += level.queue_time_us.sum;
-    }
+    const InferenceStatistics summary = SummarizeStatistics(s);
     w.BeginObject();
-    w.Key("name").String(s.name);
-    w.Key("version").String(std::to_string(s.version));
-    w.Key("last_inference")
-        .Int(s.last_inference == absl::InfinitePast()
-                 ? 0
-                 : absl::ToUnixMillis(s.last_inference));
-    w.Key("inference_count").Uint(s.stats.rows_executed);
-    w.Key("execution_count").Uint(s.stats.batches);
+    w.Key("name").String(summary.name);
+    w.Key("version").String(std::to_string(summary.version));
+    w.Key("last_inference").Uint(summary.last_inference_ms);
+    w.Key("inference_count").Uint(summary.inference_count);
+    w.Key("execution_count").Uint(summary.execution_count);
     w.Key("inference_stats").BeginObject();
-    WriteDuration(w, "success", success, success_us);
-    WriteDuration(w, "fail", fail, 0);
-    WriteDuration(w, "queue", queue_count, queue_us);
-    WriteDuration(w, "compute_infer", s.stats.compute_time_us.count,
-                  s.stats.compute_time_us.sum);
+    WriteDuration(w, "success", summary.success);
+    WriteDuration(w, "fail", summary.fail);
+    WriteDuration(w, "queue", summary.queue);
+    WriteDuration(w, "compute_infer", summary.compute_infer);
     w.EndObject();
     // Triton lists batch_stats per exact batch size; Ferry keeps a histogram,
     // so it reports the buckets: every batch of up to max_rows rows that was

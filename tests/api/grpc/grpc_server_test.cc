@@ -120,6 +120,19 @@ class GrpcServerTest : public ::testing::Test {
     return r;
   }
 
+  // One row for the "slow" model (300 ms per batch).
+  static ModelInferRequest SlowRequest(float v) {
+    ModelInferRequest r;
+    r.set_model_name("slow");
+    auto* x = r.add_inputs();
+    x->set_name("x");
+    x->set_datatype("FP32");
+    x->add_shape(1);
+    x->add_shape(1);
+    x->mutable_contents()->add_fp32_contents(v);
+    return r;
+  }
+
   static ModelInferRequest RawRequest(float va, int64_t vb) {
     ModelInferRequest r = TypedRequest(va, vb);
     for (auto& in : *r.mutable_inputs()) in.clear_contents();
@@ -299,20 +312,9 @@ TEST_F(GrpcServerTest, HonoursPriorityAndRejectsAnUnknownLevel) {
 }
 
 TEST_F(GrpcServerTest, QueueTimeoutIsDeadlineExceeded) {
-  auto slow_request = [](float v) {
-    ModelInferRequest r;
-    r.set_model_name("slow");
-    auto* x = r.add_inputs();
-    x->set_name("x");
-    x->set_datatype("FP32");
-    x->add_shape(1);
-    x->add_shape(1);
-    x->mutable_contents()->add_fp32_contents(v);
-    return r;
-  };
   // Occupy the one instance, and wait until its request has left the queue.
   grpc::ClientContext first_context;
-  ModelInferRequest first = slow_request(1);
+  ModelInferRequest first = SlowRequest(1);
   ModelInferResponse first_response;
   Notification first_done;
   grpc::Status first_status;
@@ -327,7 +329,7 @@ TEST_F(GrpcServerTest, QueueTimeoutIsDeadlineExceeded) {
     if ((*stats)[0].stats.levels[0].queue_time_us.count > 0) break;
     std::this_thread::yield();
   }
-  ModelInferRequest second = slow_request(2);
+  ModelInferRequest second = SlowRequest(2);
   (*second.mutable_parameters())["timeout"].set_int64_param(1000);
   ModelInferResponse response;
   grpc::Status s = Infer(second, &response);
@@ -338,14 +340,7 @@ TEST_F(GrpcServerTest, QueueTimeoutIsDeadlineExceeded) {
 }
 
 TEST_F(GrpcServerTest, ClientDeadlineIsTheRequestDeadline) {
-  ModelInferRequest request;
-  request.set_model_name("slow");
-  auto* x = request.add_inputs();
-  x->set_name("x");
-  x->set_datatype("FP32");
-  x->add_shape(1);
-  x->add_shape(1);
-  x->mutable_contents()->add_fp32_contents(1);
+  const ModelInferRequest request = SlowRequest(1);
   // Three 300 ms batches teach the batcher's latency model.
   for (int i = 0; i < 3; ++i) {
     ModelInferResponse response;
