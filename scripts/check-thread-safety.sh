@@ -8,5 +8,6 @@ dir=${THREAD_SAFETY_BUILD_DIR:-build-thread-safety}
 CC=clang CXX=clang++ cmake -G Ninja -S . -B "$dir" -DFERRY_BUILD_TESTS=OFF \
   -DFERRY_BUILD_BENCH=OFF -DCMAKE_BUILD_TYPE=Debug \
   -DCMAKE_CXX_FLAGS="-Wthread-safety -Werror=thread-safety" >/dev/null
-cmake --build "$dir" --target ferry_core ferry_batching ferry_repository -j "$(nproc)"
+cmake --build "$dir" --target ferry_core ferry_batching ferry_repository ferry_storage \
+  ferry_jobs ferry_jobs_webhook -j "$(nproc)"
 echo "check-thread-safety: clean"

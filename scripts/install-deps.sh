@@ -11,6 +11,8 @@ PACKAGES=(
   # core libraries
   libabsl-dev libprotobuf-dev protobuf-compiler libcli11-dev libsimdjson-dev
   libgtest-dev libgmock-dev
+  # offline jobs: embedded job store, webhook signatures (HMAC-SHA256)
+  libsqlite3-dev libssl-dev
   # online API: HTTP (Boost.Beast/Asio 1.74) and gRPC
   libboost-dev libgrpc++-dev protobuf-compiler-grpc
   # engines. libopenblas0-openmp is named explicitly: libtorch only Recommends a BLAS and

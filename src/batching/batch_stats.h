@@ -113,6 +113,8 @@ struct LevelStatsSnapshot {
 
 struct BatcherStatsSnapshot {
   std::vector<LevelStatsSnapshot> levels;  // index = 0-based priority level
+  // Index in `levels` of the offline (job) level, or -1 (see BatcherOptions).
+  int offline_level = -1;
 
   uint64_t batches = 0;  // batches dispatched to the engine (execution count)
   uint64_t rows_executed = 0;  // rows in them (inference count)

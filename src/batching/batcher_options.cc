@@ -97,6 +97,12 @@ absl::StatusOr<BatcherOptions> BatcherOptionsFromModel(
                                              : db.default_queue_policy,
                                          queue_cap));
   }
+  // The offline level: below every online level, no timeout, its own bound.
+  out.offline_level = out.priority_levels;
+  LevelQueueOptions offline;
+  offline.max_queue_size = queue_cap;
+  out.levels.push_back(offline);
+  ++out.priority_levels;
   ASSIGN_OR_RETURN(out.padding, PaddingOptions::FromModelOptions(model));
   return out;
 }

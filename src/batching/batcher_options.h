@@ -43,6 +43,12 @@ struct BatcherOptions {
   int priority_levels = 1;
   int default_level = 0;
   std::vector<LevelQueueOptions> levels;  // one per priority level
+  // The level of offline (job) requests, below every online level, or -1: none
+  // (offline requests then go to the lowest level). BatcherOptionsFromModel
+  // appends it after the config's levels, so online requests may name levels
+  // 1..offline_level only, and offline records fill what online traffic
+  // leaves (aging still lifts a waiting one, so they never starve).
+  int offline_level = -1;
   PaddingOptions padding;
   // Whether the model batches at all (max_batch_size > 0). When not, requests
   // carry no batch dimension and each runs alone.

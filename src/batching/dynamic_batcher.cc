@@ -64,7 +64,10 @@ absl::StatusOr<std::unique_ptr<DynamicBatcher>> DynamicBatcher::Create(
   if (options.priority_levels < 1 ||
       static_cast<int>(options.levels.size()) != options.priority_levels ||
       options.default_level < 0 ||
-      options.default_level >= options.priority_levels) {
+      options.default_level >= options.priority_levels ||
+      options.offline_level >= options.priority_levels ||
+      (options.offline_level >= 0 &&
+       options.default_level >= options.offline_level)) {
     return absl::InvalidArgumentError(absl::StrCat(
         "model '", model.name, "': inconsistent priority level options"));
   }
@@ -111,12 +114,18 @@ absl::Status DynamicBatcher::Enqueue(std::unique_ptr<Request>* request) {
   if (!r.done)
     return absl::InvalidArgumentError("Enqueue: the request has no callback");
   int level = options_.default_level;
-  if (r.priority > 0) {
-    if (r.priority > static_cast<uint32_t>(options_.priority_levels)) {
+  const int online_levels = options_.offline_level >= 0
+                                ? options_.offline_level
+                                : options_.priority_levels;
+  if (r.offline) {
+    level = options_.offline_level >= 0 ? options_.offline_level
+                                        : options_.priority_levels - 1;
+  } else if (r.priority > 0) {
+    if (r.priority > static_cast<uint32_t>(online_levels)) {
       stats_.RecordRejected(level, RejectReason::kInvalidInput, 0);
-      return absl::InvalidArgumentError(absl::StrCat(
-          "priority ", r.priority, " is out of range; model '", model_.name,
-          "' has levels 1..", options_.priority_levels));
+      return absl::InvalidArgumentError(
+          absl::StrCat("priority ", r.priority, " is out of range; model '",
+                       model_.name, "' has levels 1..", online_levels));
     }
     level = static_cast<int>(r.priority) - 1;
   }

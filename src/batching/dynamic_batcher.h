@@ -65,7 +65,11 @@ class DynamicBatcher {
   void Shutdown(absl::Duration grace = absl::InfiniteDuration())
       ABSL_LOCKS_EXCLUDED(mu_);
 
-  BatcherStatsSnapshot stats() const { return stats_.Snapshot(); }
+  BatcherStatsSnapshot stats() const {
+    BatcherStatsSnapshot s = stats_.Snapshot();
+    s.offline_level = options_.offline_level;
+    return s;
+  }
   const ModelOptions& model() const { return model_; }
   const BatcherOptions& options() const { return options_; }
   const LatencyModel& latency_model() const { return latency_; }

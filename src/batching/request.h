@@ -39,6 +39,9 @@ struct Request {
   // Triton's convention: 1 is the highest level, priority_levels the lowest; 0
   // means the model's default_priority_level.
   uint32_t priority = 0;
+  // An offline job's record: queued at the batcher's offline level, below
+  // every online level (`priority` is ignored).
+  bool offline = false;
   // Per-request queue timeout (Triton's "timeout" parameter). Honoured only
   // when the level's queue policy sets allow_timeout_override; may lengthen or
   // shorten the policy's default.

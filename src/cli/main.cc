@@ -6,6 +6,7 @@
 #include "cli/builtin_engines.h"
 #include "cli/infer_command.h"
 #include "cli/models_command.h"
+#include "cli/run_command.h"
 #include "cli/serve_command.h"
 #include "engines/engine_registry.h"
 
@@ -20,9 +21,11 @@ int main(int argc, char** argv) {
   ferry::ModelsCommandOptions models_options;
   ferry::InferCommandOptions infer_options;
   ferry::ServeCommandOptions serve_options;
+  ferry::RunCommandOptions run_options;
   CLI::App* models = ferry::AddModelsCommand(app, &models_options);
   CLI::App* infer = ferry::AddInferCommand(app, &infer_options);
   CLI::App* serve = ferry::AddServeCommand(app, &serve_options);
+  CLI::App* run = ferry::AddRunCommand(app, &run_options);
   CLI11_PARSE(app, argc, argv);
 
   ferry::EngineRegistry engines;
@@ -36,6 +39,9 @@ int main(int argc, char** argv) {
   }
   if (infer->parsed()) {
     return ferry::RunInferCommand(infer_options, engines, std::cout, std::cerr);
+  }
+  if (run->parsed()) {
+    return ferry::RunRunCommand(run_options, engines, std::cout, std::cerr);
   }
   if (serve->parsed()) {
     return ferry::RunServeCommand(serve_options, engines, std::cout, std::cerr);

@@ -32,6 +32,9 @@ struct InferenceRequest {
   // batcher dispatches early for it, and refuses a request that cannot make it.
   std::optional<absl::Time> deadline;
   bool binary_data_output = false;  // parameters.binary_data_output
+  // A record of an offline job: runs at the batcher's offline level, below
+  // every online request. Set by the job runner, never from the wire.
+  bool offline = false;
 };
 
 struct InferenceResponse {

@@ -82,7 +82,10 @@ class Renderer {
     for (const ModelMetrics& m : snapshot_.models) {
       const std::string version = absl::StrCat(m.version);
       for (size_t i = 0; i < m.stats.levels.size(); ++i) {
-        const std::string priority = absl::StrCat(i + 1);
+        const std::string priority =
+            static_cast<int>(i) == m.stats.offline_level
+                ? std::string("offline")
+                : absl::StrCat(i + 1);
         emit(std::vector<MetricLabel>{{"model", m.model},
                                       {"version", version},
                                       {"priority", priority}},

@@ -239,6 +239,7 @@ void ModelManager::Infer(const std::string& name,
         *request.timeout_us, std::numeric_limits<int64_t>::max())));
   }
   r->deadline = request.deadline;
+  r->offline = request.offline;
   r->done = [served, done = std::move(done), id = request.id,
              wanted = std::move(request.outputs)](
                 absl::StatusOr<std::vector<Tensor>> outputs) mutable {

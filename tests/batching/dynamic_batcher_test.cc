@@ -291,6 +291,54 @@ TEST(DynamicBatcherTest, HigherPriorityRunsFirstWhileTheInstanceIsBusy) {
   EXPECT_EQ(order, (std::vector<int>{0, 2, 1}));
 }
 
+TEST(DynamicBatcherTest, OfflineRequestsRunBelowEveryOnlineLevel) {
+  FakeClock clock;
+  ModelOptions m = Model(1);
+  m.dynamic_batching.priority_levels = 2;
+  m.dynamic_batching.default_priority_level = 2;
+  m.parameters["execute_delay_us"] = "30000";
+  Harness h(m, Options(m, 0), &clock);
+  std::vector<int> order;
+  Mutex mu;
+  BlockingCounter left(4);
+  auto make = [&](float v, uint32_t prio, bool offline) {
+    auto r = std::make_unique<Request>();
+    r->inputs.push_back(
+        *Tensor::FromValues<float>("x", {1, 1}, std::vector<float>{v}));
+    r->priority = prio;
+    r->offline = offline;
+    r->done = [&, v](absl::StatusOr<std::vector<Tensor>>) {
+      MutexLock lock(&mu);
+      order.push_back(static_cast<int>(v));
+      left.DecrementCount();
+    };
+    return r;
+  };
+  auto first = make(0, 2, false);
+  ASSERT_TRUE(h.batcher->Enqueue(&first).ok());
+  while (h.batcher->stats().batches == 0) std::this_thread::yield();
+  // Offline first, even with priority 1 asked: the offline level is last.
+  auto offline = make(1, 1, true);
+  auto low = make(2, 2, false);
+  auto high = make(3, 1, false);
+  ASSERT_TRUE(h.batcher->Enqueue(&offline).ok());
+  ASSERT_TRUE(h.batcher->Enqueue(&low).ok());
+  ASSERT_TRUE(h.batcher->Enqueue(&high).ok());
+  left.Wait();
+  EXPECT_EQ(order, (std::vector<int>{0, 3, 2, 1}));
+  const BatcherStatsSnapshot stats = h.batcher->stats();
+  ASSERT_EQ(stats.levels.size(), 3u);
+  EXPECT_EQ(stats.offline_level, 2);
+  EXPECT_EQ(stats.levels[2].requests_succeeded, 1u);
+
+  // Online requests cannot name the offline level.
+  auto sneaky = make(4, 3, false);
+  absl::Status refused = h.batcher->Enqueue(&sneaky);
+  EXPECT_EQ(refused.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(refused.message(), HasSubstr("has levels 1..2"));
+  EXPECT_NE(sneaky, nullptr);
+}
+
 TEST(DynamicBatcherTest, PreserveOrderingDeliversInArrivalOrder) {
   ModelOptions m = Model(3);
   m.dynamic_batching.preserve_ordering = true;

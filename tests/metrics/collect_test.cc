@@ -72,7 +72,9 @@ TEST(CollectMetricsTest, ReadsStatisticsAndStatesOfARealManager) {
   ASSERT_EQ(snapshot.models.size(), 1u);
   EXPECT_EQ(snapshot.models[0].model, "m");
   EXPECT_EQ(snapshot.models[0].version, 1);
-  ASSERT_EQ(snapshot.models[0].stats.levels.size(), 2u);
+  // The config's two levels, then the offline level the manager adds.
+  ASSERT_EQ(snapshot.models[0].stats.levels.size(), 3u);
+  EXPECT_EQ(snapshot.models[0].stats.offline_level, 2);
   EXPECT_EQ(snapshot.models[0].stats.levels[0].requests_succeeded, 3u);
   EXPECT_EQ(snapshot.models[0].stats.levels[1].requests_succeeded, 1u);
   EXPECT_EQ(snapshot.models[0].stats.rows_executed, 4u);

@@ -115,6 +115,16 @@ TEST(RenderPrometheusTest, CounterHasHelpTypeAndOneSamplePerLevel) {
                 "# HELP "));
 }
 
+TEST(RenderPrometheusTest, OfflineLevelIsLabelledOffline) {
+  MetricsSnapshot snapshot;
+  snapshot.models.push_back(EmptyModel("m", 1, 2));
+  snapshot.models[0].stats.offline_level = 1;
+  snapshot.models[0].stats.levels[1].requests_succeeded = 9;
+  EXPECT_THAT(RenderPrometheus(snapshot),
+              HasSubstr("ferry_request_success_total{model=\"m\",version="
+                        "\"1\",priority=\"offline\"} 9\n"));
+}
+
 TEST(RenderPrometheusTest, HistogramBucketsAreCumulativeAndInSeconds) {
   MetricsSnapshot snapshot;
   snapshot.models.push_back(EmptyModel("m", 3, 1));

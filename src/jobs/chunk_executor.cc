@@ -1,0 +1,297 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "jobs/chunk_executor.h"
+
+#include <algorithm>
+#include <deque>
+#include <map>
+#include <memory>
+#include <optional>
+#include <random>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "core/mutex.h"
+#include "core/status_macros.h"
+
+namespace ferry {
+namespace {
+
+// One record's fate.
+struct Slot {
+  RawRecord raw;
+  std::optional<ParsedRecord> parsed;
+  bool failed = false;
+  bool dead = false;  // transient failure that exhausted its attempts
+  std::string code;
+  absl::Status error;
+  int attempts = 0;
+};
+
+// Consecutive parsed records sent as one request.
+struct Group {
+  std::vector<size_t> slots;
+  std::vector<const ParsedRecord*> records;
+  int attempts = 0;
+  bool finished = false;
+  bool split = false;  // replaced by one group per record
+  std::string output;
+};
+
+// Answers from infer callbacks, handed to the executing thread.
+class Mailbox {
+ public:
+  void Post(size_t group, absl::StatusOr<InferenceResponse> response)
+      ABSL_LOCKS_EXCLUDED(mu_) {
+    MutexLock lock(&mu_);
+    items_.emplace_back(group, std::move(response));
+    cv_.Signal();
+  }
+  // Waits until something arrives or `deadline` passes, then takes all.
+  std::vector<std::pair<size_t, absl::StatusOr<InferenceResponse>>> Take(
+      Clock* clock, absl::Time deadline) ABSL_LOCKS_EXCLUDED(mu_) {
+    MutexLock lock(&mu_);
+    while (items_.empty()) {
+      if (clock->WaitUntil(&mu_, &cv_, deadline)) break;
+    }
+    std::vector<std::pair<size_t, absl::StatusOr<InferenceResponse>>> out;
+    out.swap(items_);
+    return out;
+  }
+
+ private:
+  Mutex mu_;
+  CondVar cv_;
+  std::vector<std::pair<size_t, absl::StatusOr<InferenceResponse>>> items_
+      ABSL_GUARDED_BY(mu_);
+};
+
+}  // namespace
+
+absl::StatusOr<ChunkOutcome> ExecuteChunk(const std::string& input_path,
+                                          RecordFormat format,
+                                          const ChunkSpan& span,
+                                          const RecordCodec& codec,
+                                          const InferFn& infer,
+                                          const ChunkExecutorOptions& options) {
+  Clock* clock = options.clock;
+  if (clock == nullptr) return absl::InvalidArgumentError("no clock");
+  std::function<double()> jitter = options.jitter;
+  if (!jitter) {
+    auto rng = std::make_shared<std::mt19937_64>(
+        static_cast<uint64_t>(span.first_record) * 0x9e3779b97f4a7c15ULL + 1);
+    jitter = [rng] {
+      return std::uniform_real_distribution<double>(-1.0, 1.0)(*rng);
+    };
+  }
+  auto count_done = [&](int64_t n) {
+    if (options.records_done != nullptr) {
+      options.records_done->fetch_add(n, std::memory_order_relaxed);
+    }
+  };
+
+  // Read and parse the whole chunk (bounded by the chunk size).
+  std::vector<Slot> slots;
+  slots.reserve(static_cast<size_t>(span.record_count));
+  {
+    ASSIGN_OR_RETURN(std::unique_ptr<RecordReader> reader,
+                     RecordReader::Open(input_path, format, span));
+    while (true) {
+      ASSIGN_OR_RETURN(std::optional<RawRecord> raw, reader->Next());
+      if (!raw) break;
+      Slot& slot = slots.emplace_back();
+      absl::StatusOr<ParsedRecord> parsed = codec.Parse(*raw);
+      if (parsed.ok()) {
+        slot.parsed = *std::move(parsed);
+        slot.raw = slot.parsed->raw;
+      } else {
+        slot.raw = *std::move(raw);
+        slot.failed = true;
+        slot.code = "invalid_record";
+        slot.error = parsed.status();
+        slot.attempts = 0;
+      }
+    }
+  }
+  if (static_cast<int64_t>(slots.size()) != span.record_count) {
+    return absl::DataLossError(absl::StrCat(
+        "chunk at byte ", span.begin_offset, " of '", input_path, "' holds ",
+        slots.size(), " records, the validation pass counted ",
+        span.record_count, "; was the input changed while the job ran?"));
+  }
+
+  // A deque: split groups are appended while references to others are held.
+  std::deque<Group> groups;
+  const size_t per_request =
+      static_cast<size_t>(std::max(1, codec.max_records_per_request()));
+  for (size_t i = 0; i < slots.size(); ++i) {
+    if (!slots[i].parsed) continue;
+    if (groups.empty() || groups.back().slots.size() >= per_request) {
+      groups.emplace_back();
+    }
+    groups.back().slots.push_back(i);
+    groups.back().records.push_back(&*slots[i].parsed);
+  }
+  int64_t parse_failures = 0;
+  for (const Slot& s : slots) parse_failures += s.failed ? 1 : 0;
+  count_done(parse_failures);
+
+  ChunkOutcome outcome;
+  auto fail_group = [&](Group& g, std::string code, const absl::Status& error,
+                        bool dead) {
+    for (size_t i : g.slots) {
+      Slot& s = slots[i];
+      s.failed = true;
+      s.dead = dead;
+      s.code = code;
+      s.error = error;
+      s.attempts = g.attempts;
+    }
+    g.finished = true;
+    count_done(static_cast<int64_t>(g.slots.size()));
+  };
+
+  const absl::Time started = clock->Now();
+  Mailbox mailbox;
+  std::deque<size_t> ready;
+  for (size_t g = 0; g < groups.size(); ++g) ready.push_back(g);
+  std::multimap<absl::Time, size_t> retries;  // due time → group
+  size_t finished = 0;
+  int64_t in_flight = 0;
+  bool stopping = false;
+  absl::Status abandon;
+  absl::Time next_check = started + options.keep_alive_every;
+
+  while (finished < groups.size()) {
+    absl::Time now = clock->Now();
+    if (now >= next_check) {
+      next_check = now + options.keep_alive_every;
+      if (options.keep_alive) {
+        if (absl::Status s = options.keep_alive(); !s.ok()) {
+          stopping = true;
+          abandon = s;
+        }
+      }
+      if (!stopping && options.should_stop && options.should_stop()) {
+        stopping = true;
+        abandon = absl::CancelledError("the job is stopping");
+      }
+    }
+    if (stopping && in_flight == 0) return abandon;
+    // Retries that are due join the ready queue.
+    while (!stopping && !retries.empty() && retries.begin()->first <= now) {
+      ready.push_back(retries.begin()->second);
+      retries.erase(retries.begin());
+    }
+    // Send while the in-flight bound allows.
+    while (!stopping && !ready.empty()) {
+      Group& g = groups[ready.front()];
+      const int64_t n = static_cast<int64_t>(g.records.size());
+      if (in_flight > 0 && in_flight + n > options.max_in_flight_records) {
+        break;
+      }
+      const size_t id = ready.front();
+      ready.pop_front();
+      absl::StatusOr<InferenceRequest> request =
+          codec.BuildRequest(absl::MakeConstSpan(g.records));
+      ++g.attempts;
+      if (!request.ok()) {
+        fail_group(g, "invalid_request", request.status(), false);
+        ++finished;
+        continue;
+      }
+      if (g.attempts > 1) ++outcome.retries;
+      request->offline = true;
+      in_flight += n;
+      infer(*std::move(request),
+            [&mailbox, id](absl::StatusOr<InferenceResponse> response) {
+              mailbox.Post(id, std::move(response));
+            });
+    }
+    if (finished == groups.size()) break;
+    absl::Time wake = next_check;
+    if (!retries.empty()) wake = std::min(wake, retries.begin()->first);
+    for (auto& [id, response] : mailbox.Take(clock, wake)) {
+      Group& g = groups[id];
+      in_flight -= static_cast<int64_t>(g.records.size());
+      if (response.ok()) {
+        absl::Status written = codec.AppendResults(
+            absl::MakeConstSpan(g.records), *response, &g.output);
+        if (written.ok()) {
+          g.finished = true;
+          for (size_t i : g.slots) slots[i].attempts = g.attempts;
+          count_done(static_cast<int64_t>(g.slots.size()));
+        } else {
+          g.output.clear();
+          fail_group(g, "invalid_response", written, false);
+        }
+        ++finished;
+        continue;
+      }
+      const absl::Status& error = response.status();
+      if (!IsTransientFailure(error)) {
+        fail_group(g, "invalid_request", error, false);
+        ++finished;
+      } else if (g.attempts >= options.max_attempts) {
+        fail_group(g, "inference_failed", error, true);
+        ++finished;
+      } else if (stopping) {
+        // Not retried: the chunk is being abandoned and will run again.
+        ++finished;
+      } else {
+        const absl::Time due =
+            clock->Now() + RetryBackoff(g.attempts, options.backoff, jitter());
+        if (g.slots.size() == 1) {
+          retries.emplace(due, id);
+          continue;
+        }
+        // One bad record must not take its neighbours down with it: the
+        // records retry one per request.
+        g.finished = true;
+        g.split = true;
+        ++finished;
+        const std::vector<size_t> members = g.slots;
+        const std::vector<const ParsedRecord*> records = g.records;
+        const int attempts = g.attempts;
+        for (size_t k = 0; k < members.size(); ++k) {
+          Group& single = groups.emplace_back();
+          single.slots.push_back(members[k]);
+          single.records.push_back(records[k]);
+          single.attempts = attempts;
+          retries.emplace(due, groups.size() - 1);
+        }
+      }
+    }
+  }
+  if (stopping) return abandon;
+
+  // Split groups' records come back as single groups at the end: put every
+  // group's lines in record order.
+  std::vector<const Group*> ordered;
+  for (const Group& g : groups) {
+    if (!g.split && !g.slots.empty()) ordered.push_back(&g);
+  }
+  std::sort(ordered.begin(), ordered.end(), [](const Group* a, const Group* b) {
+    return a->slots.front() < b->slots.front();
+  });
+  for (const Group* g : ordered) outcome.output += g->output;
+  for (const Slot& s : slots) {
+    if (!s.failed) {
+      ++outcome.result.completed;
+      continue;
+    }
+    ++outcome.result.failed;
+    const absl::string_view id =
+        s.parsed ? absl::string_view(s.parsed->id) : absl::string_view();
+    codec.AppendError(s.raw, id, s.code, s.error, s.attempts, &outcome.errors);
+    if (s.dead) {
+      codec.AppendDeadLetter(s.raw, id, s.error, s.attempts,
+                             options.model_version, &outcome.dead_letters);
+    }
+  }
+  outcome.result.compute_seconds =
+      absl::ToDoubleSeconds(clock->Now() - started);
+  return outcome;
+}
+
+}  // namespace ferry

@@ -1,0 +1,146 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "jobs/files.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <system_error>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "core/status_macros.h"
+
+namespace ferry {
+namespace {
+
+absl::Status Errno(absl::string_view what, const std::filesystem::path& path) {
+  const int e = errno;
+  return absl::InternalError(
+      absl::StrCat(what, " '", path.string(), "': ", std::strerror(e)));
+}
+
+absl::Status WriteAll(int fd, const char* data, size_t size,
+                      const std::filesystem::path& path) {
+  while (size > 0) {
+    const ssize_t n = ::write(fd, data, size);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return Errno("cannot write", path);
+    }
+    data += n;
+    size -= static_cast<size_t>(n);
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::Status AtomicFile::Open(const std::filesystem::path& path,
+                              AtomicFile* out) {
+  out->Abandon();
+  std::error_code ec;
+  if (path.has_parent_path()) {
+    std::filesystem::create_directories(path.parent_path(), ec);
+    if (ec) {
+      return absl::InternalError(absl::StrCat("cannot create directory '",
+                                              path.parent_path().string(),
+                                              "': ", ec.message()));
+    }
+  }
+  out->path_ = path;
+  out->tmp_ = path;
+  out->tmp_ += absl::StrCat(".tmp-", ::getpid());
+  out->fd_ =
+      ::open(out->tmp_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (out->fd_ < 0) return Errno("cannot create", out->tmp_);
+  return absl::OkStatus();
+}
+
+AtomicFile::~AtomicFile() { Abandon(); }
+
+AtomicFile::AtomicFile(AtomicFile&& other) noexcept
+    : fd_(std::exchange(other.fd_, -1)),
+      path_(std::move(other.path_)),
+      tmp_(std::move(other.tmp_)) {}
+
+AtomicFile& AtomicFile::operator=(AtomicFile&& other) noexcept {
+  if (this != &other) {
+    Abandon();
+    fd_ = std::exchange(other.fd_, -1);
+    path_ = std::move(other.path_);
+    tmp_ = std::move(other.tmp_);
+  }
+  return *this;
+}
+
+void AtomicFile::Abandon() {
+  if (fd_ >= 0) {
+    ::close(fd_);
+    fd_ = -1;
+    std::error_code ec;
+    std::filesystem::remove(tmp_, ec);
+  }
+}
+
+absl::Status AtomicFile::Append(absl::string_view data) {
+  if (fd_ < 0) return absl::FailedPreconditionError("file is not open");
+  return WriteAll(fd_, data.data(), data.size(), tmp_);
+}
+
+absl::Status AtomicFile::AppendFile(const std::filesystem::path& path) {
+  if (fd_ < 0) return absl::FailedPreconditionError("file is not open");
+  const int in = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (in < 0) return Errno("cannot open", path);
+  std::vector<char> buffer(1 << 20);
+  absl::Status status;
+  while (true) {
+    const ssize_t n = ::read(in, buffer.data(), buffer.size());
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      status = Errno("cannot read", path);
+      break;
+    }
+    if (n == 0) break;
+    status = WriteAll(fd_, buffer.data(), static_cast<size_t>(n), tmp_);
+    if (!status.ok()) break;
+  }
+  ::close(in);
+  return status;
+}
+
+absl::Status AtomicFile::Commit() {
+  if (fd_ < 0) return absl::FailedPreconditionError("file is not open");
+  if (::fsync(fd_) != 0) return Errno("cannot fsync", tmp_);
+  if (::close(fd_) != 0) {
+    fd_ = -1;
+    return Errno("cannot close", tmp_);
+  }
+  fd_ = -1;
+  if (::rename(tmp_.c_str(), path_.c_str()) != 0) {
+    absl::Status s = Errno("cannot rename into", path_);
+    std::error_code ec;
+    std::filesystem::remove(tmp_, ec);
+    return s;
+  }
+  const std::filesystem::path dir =
+      path_.has_parent_path() ? path_.parent_path() : ".";
+  const int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dfd >= 0) {
+    ::fsync(dfd);  // best effort: the rename is done either way
+    ::close(dfd);
+  }
+  return absl::OkStatus();
+}
+
+absl::Status WriteFileAtomically(const std::filesystem::path& path,
+                                 absl::string_view contents) {
+  AtomicFile file;
+  RETURN_IF_ERROR(AtomicFile::Open(path, &file));
+  RETURN_IF_ERROR(file.Append(contents));
+  return file.Commit();
+}
+
+}  // namespace ferry

@@ -1,0 +1,45 @@
+// SPDX-License-Identifier: Apache-2.0
+// Durable file writes for job parts and results: a file appears under its name
+// whole or not at all. AtomicFile writes to a temporary name in the same
+// directory, fsyncs, renames over the final name and fsyncs the directory, so
+// a crash leaves either the old file or the new one, never a torn one.
+#ifndef FERRY_JOBS_FILES_H_
+#define FERRY_JOBS_FILES_H_
+
+#include <filesystem>
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/strings/string_view.h"
+
+namespace ferry {
+
+class AtomicFile {
+ public:
+  // Creates the temporary file (and missing parent directories).
+  static absl::Status Open(const std::filesystem::path& path, AtomicFile* out);
+  AtomicFile() = default;
+  ~AtomicFile();  // removes the temporary file unless committed
+  AtomicFile(AtomicFile&& other) noexcept;
+  AtomicFile& operator=(AtomicFile&& other) noexcept;
+
+  absl::Status Append(absl::string_view data);
+  // Appends the whole contents of another file (streamed).
+  absl::Status AppendFile(const std::filesystem::path& path);
+  // fsync, rename into place, fsync the directory.
+  absl::Status Commit();
+
+ private:
+  void Abandon();
+
+  int fd_ = -1;
+  std::filesystem::path path_;
+  std::filesystem::path tmp_;
+};
+
+absl::Status WriteFileAtomically(const std::filesystem::path& path,
+                                 absl::string_view contents);
+
+}  // namespace ferry
+
+#endif  // FERRY_JOBS_FILES_H_

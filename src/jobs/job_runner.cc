@@ -1,0 +1,597 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "jobs/job_runner.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <fstream>
+#include <random>
+#include <system_error>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "core/logging.h"
+#include "core/status_macros.h"
+#include "jobs/files.h"
+
+namespace ferry {
+namespace {
+
+std::string DefaultWorkerId() {
+  char host[256] = {};
+  if (::gethostname(host, sizeof(host) - 1) != 0) host[0] = '\0';
+  return absl::StrCat(host[0] != '\0' ? host : "ferry", "-", ::getpid());
+}
+
+bool LiveLease(const ChunkRecord& c, absl::Time now) {
+  return c.state == ChunkState::kLeased && c.lease_expiry > now;
+}
+
+}  // namespace
+
+std::string JobPartName(int64_t index, const char* ext) {
+  return absl::StrFormat("%08d.%s", index, ext);
+}
+
+std::string NewJobId() {
+  static thread_local std::mt19937_64 rng{std::random_device{}() ^
+                                          static_cast<uint64_t>(::getpid())};
+  return absl::StrFormat("batch_%016x%08x", rng(),
+                         static_cast<uint32_t>(rng()));
+}
+
+JobRunner::JobRunner(JobStore* store, WorkQueue* queue, ModelManager* models,
+                     Options options)
+    : store_(store), queue_(queue), models_(models), options_([&] {
+        if (options.worker_id.empty()) options.worker_id = DefaultWorkerId();
+        options.parallel_chunks = std::max(1, options.parallel_chunks);
+        return std::move(options);
+      }()) {}
+
+JobRunner::~JobRunner() { Stop(); }
+
+std::string JobRunner::WorkerId(int worker) const {
+  return absl::StrCat(options_.worker_id, "-w", worker);
+}
+
+std::filesystem::path JobRunner::PartPath(const std::string& job_id,
+                                          int64_t index,
+                                          const char* ext) const {
+  return options_.work_dir / job_id / JobPartName(index, ext);
+}
+
+absl::StatusOr<JobRecord> JobRunner::Submit(const JobSpec& spec) {
+  if (spec.model.empty()) return absl::InvalidArgumentError("model is empty");
+  if (spec.input_path.empty()) {
+    return absl::InvalidArgumentError("input is empty");
+  }
+  if (spec.output_path.empty()) {
+    return absl::InvalidArgumentError("output is empty");
+  }
+  RETURN_IF_ERROR(ValidateJobOptions(spec.options));
+  ASSIGN_OR_RETURN(
+      ModelVersionInfo model,
+      models_->Find(spec.model, spec.model_version > 0
+                                    ? std::optional<int64_t>(spec.model_version)
+                                    : std::nullopt));
+  const absl::Time now = options_.clock->Now();
+  JobRecord job;
+  job.id = spec.id.empty() ? NewJobId() : spec.id;
+  job.model = spec.model;
+  job.model_version = spec.model_version;
+  job.input_format = std::string(RecordFormatName(spec.options.format));
+  job.input_path = spec.input_path;
+  job.output_path = spec.output_path;
+  job.error_path = spec.error_path.empty()
+                       ? absl::StrCat(spec.output_path, ".errors.jsonl")
+                       : spec.error_path;
+  job.dead_letter_path =
+      spec.dead_letter_path.empty()
+          ? absl::StrCat(spec.output_path, ".dead_letters.jsonl")
+          : spec.dead_letter_path;
+  job.created_at = now;
+  job.expires_at = now + spec.options.completion_window;
+
+  // The validation pass: the whole file is read once, counted and cut into
+  // chunks, and the column mapping is checked against the model.
+  JobOptions options = spec.options;
+  absl::StatusOr<InputScan> scan =
+      ScanInput(spec.input_path, options.format, options.chunk_records);
+  absl::Status invalid = scan.status();
+  if (scan.ok()) {
+    options.header = scan->header;
+    invalid =
+        RecordCodec::Create(options.format, model.options, *scan, options.csv)
+            .status();
+  }
+  job.options_json = JobOptionsToJson(options);
+  if (!invalid.ok()) {
+    job.state = JobState::kFailed;
+    job.failed_at = now;
+    job.error = std::string(invalid.message());
+    RETURN_IF_ERROR(store_->CreateJob(job));
+    ReportTerminal(job.id);
+    return job;
+  }
+  RETURN_IF_ERROR(store_->CreateJob(job));
+  std::vector<ChunkRecord> chunks;
+  chunks.reserve(scan->chunks.size());
+  for (size_t i = 0; i < scan->chunks.size(); ++i) {
+    const ChunkSpan& span = scan->chunks[i];
+    ChunkRecord c;
+    c.job_id = job.id;
+    c.index = static_cast<int64_t>(i);
+    c.begin_offset = span.begin_offset;
+    c.end_offset = span.end_offset;
+    c.first_record = span.first_record;
+    c.first_line = span.first_line;
+    c.record_count = span.record_count;
+    chunks.push_back(std::move(c));
+  }
+  RETURN_IF_ERROR(store_->AddChunks(job.id, chunks));
+  RETURN_IF_ERROR(store_->Transition(job.id, {JobState::kValidating},
+                                     JobState::kInProgress, now));
+  {
+    MutexLock lock(&mu_);
+    wake_.SignalAll();
+  }
+  return store_->GetJob(job.id);
+}
+
+absl::StatusOr<JobRecord> JobRunner::SubmitReplay(
+    const std::string& id, const std::string& output_path) {
+  ASSIGN_OR_RETURN(JobRecord job, store_->GetJob(id));
+  if (!IsTerminal(job.state)) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("job ", id, " is ", JobStateName(job.state),
+                     "; its dead letters are final only when it has ended"));
+  }
+  ASSIGN_OR_RETURN(JobOptions options, JobOptionsFromJson(job.options_json));
+  ASSIGN_OR_RETURN(
+      ModelVersionInfo model,
+      models_->Find(job.model, job.model_version > 0
+                                   ? std::optional<int64_t>(job.model_version)
+                                   : std::nullopt));
+  InputScan scan;
+  scan.format = options.format;
+  scan.header = options.header;
+  ASSIGN_OR_RETURN(
+      std::unique_ptr<RecordCodec> codec,
+      RecordCodec::Create(options.format, model.options, scan, options.csv));
+  std::ifstream in(job.dead_letter_path);
+  if (!in) {
+    return absl::NotFoundError(absl::StrCat("job ", id,
+                                            ": cannot read dead-letter file '",
+                                            job.dead_letter_path, "'"));
+  }
+  const std::string replay_path = job.dead_letter_path + ".replay";
+  AtomicFile replay;
+  RETURN_IF_ERROR(AtomicFile::Open(replay_path, &replay));
+  RETURN_IF_ERROR(replay.Append(codec->InputPreamble()));
+  int64_t records = 0;
+  std::string line;
+  int64_t line_number = 0;
+  while (std::getline(in, line)) {
+    ++line_number;
+    if (line.empty()) continue;
+    absl::StatusOr<std::string> record = DeadLetterRecord(line);
+    if (!record.ok()) {
+      return absl::DataLossError(
+          absl::StrCat("dead-letter file '", job.dead_letter_path, "' line ",
+                       line_number, ": ", record.status().message()));
+    }
+    RETURN_IF_ERROR(replay.Append(*record));
+    RETURN_IF_ERROR(replay.Append("\n"));
+    ++records;
+  }
+  if (records == 0) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("job ", id, " has no dead letters to replay"));
+  }
+  RETURN_IF_ERROR(replay.Commit());
+  JobSpec spec;
+  spec.model = job.model;
+  spec.model_version = job.model_version;
+  spec.input_path = replay_path;
+  spec.output_path = output_path;
+  spec.options = options;
+  spec.options.header.clear();
+  spec.options.replay_of = id;
+  return Submit(spec);
+}
+
+absl::Status JobRunner::Cancel(const std::string& id) {
+  RETURN_IF_ERROR(
+      store_->Transition(id, {JobState::kValidating, JobState::kInProgress},
+                         JobState::kCancelling, options_.clock->Now()));
+  MutexLock lock(&mu_);
+  halted_[id] = true;
+  wake_.SignalAll();
+  return absl::OkStatus();
+}
+
+absl::StatusOr<JobProgress> JobRunner::Progress(const std::string& id) {
+  JobProgress p;
+  ASSIGN_OR_RETURN(p.job, store_->GetJob(id));
+  ASSIGN_OR_RETURN(p.chunks, queue_->Progress(id));
+  p.records_done = p.job.counts.completed + p.job.counts.failed;
+  if (!IsTerminal(p.job.state)) {
+    MutexLock lock(&mu_);
+    for (auto it = running_.lower_bound({id, 0});
+         it != running_.end() && it->first.first == id; ++it) {
+      p.records_done += it->second->load(std::memory_order_relaxed);
+    }
+  }
+  return p;
+}
+
+void JobRunner::Start() {
+  MutexLock lock(&mu_);
+  if (started_) return;
+  started_ = true;
+  stopping_ = false;
+  for (int i = 0; i < options_.parallel_chunks; ++i) {
+    threads_.emplace_back([this, i] { WorkerLoop(i); });
+  }
+  threads_.emplace_back([this] { HousekeeperLoop(); });
+}
+
+void JobRunner::Stop() {
+  std::vector<std::thread> threads;
+  {
+    MutexLock lock(&mu_);
+    stopping_ = true;
+    wake_.SignalAll();
+    threads.swap(threads_);
+  }
+  for (std::thread& t : threads) t.join();
+  MutexLock lock(&mu_);
+  started_ = false;
+}
+
+bool JobRunner::Stopping(const std::string& job_id) {
+  MutexLock lock(&mu_);
+  if (stopping_) return true;
+  auto it = halted_.find(job_id);
+  return it != halted_.end() && it->second;
+}
+
+void JobRunner::WorkerLoop(int index) {
+  while (true) {
+    {
+      MutexLock lock(&mu_);
+      if (stopping_) return;
+    }
+    if (RunOneChunk(index)) continue;
+    MutexLock lock(&mu_);
+    if (stopping_) return;
+    options_.clock->WaitUntil(&mu_, &wake_,
+                              options_.clock->Now() + options_.poll);
+  }
+}
+
+void JobRunner::HousekeeperLoop() {
+  while (true) {
+    Housekeep();
+    MutexLock lock(&mu_);
+    if (stopping_) return;
+    options_.clock->WaitUntil(&mu_, &wake_,
+                              options_.clock->Now() + options_.poll);
+  }
+}
+
+absl::StatusOr<std::shared_ptr<const JobRunner::Prepared>> JobRunner::Prepare(
+    const JobRecord& job) {
+  {
+    MutexLock lock(&mu_);
+    auto it = prepared_.find(job.id);
+    if (it != prepared_.end()) return it->second;
+  }
+  auto p = std::make_shared<Prepared>();
+  p->job = job;
+  ASSIGN_OR_RETURN(p->options, JobOptionsFromJson(job.options_json));
+  ASSIGN_OR_RETURN(
+      p->model,
+      models_->Find(job.model, job.model_version > 0
+                                   ? std::optional<int64_t>(job.model_version)
+                                   : std::nullopt));
+  InputScan scan;
+  scan.format = p->options.format;
+  scan.header = p->options.header;
+  ASSIGN_OR_RETURN(
+      p->codec, RecordCodec::Create(p->options.format, p->model.options, scan,
+                                    p->options.csv));
+  if (p->options.run_window) {
+    absl::TimeZone tz = absl::LocalTimeZone();
+    if (!p->options.time_zone.empty()) {
+      absl::LoadTimeZone(p->options.time_zone, &tz);
+    }
+    p->zone = tz;
+  }
+  MutexLock lock(&mu_);
+  auto [it, inserted] = prepared_.emplace(job.id, std::move(p));
+  return it->second;
+}
+
+bool JobRunner::RunOneChunk(int worker) {
+  std::vector<std::string> runnable;
+  {
+    MutexLock lock(&mu_);
+    runnable = runnable_;
+  }
+  const std::string wid = WorkerId(worker);
+  std::optional<ChunkRecord> chunk;
+  for (const std::string& id : runnable) {
+    if (Stopping(id)) continue;
+    absl::StatusOr<std::optional<ChunkRecord>> leased =
+        queue_->Lease(wid, options_.clock->Now(), options_.lease, id);
+    if (!leased.ok()) {
+      FERRY_LOG(kWarning, "job ", id,
+                ": cannot lease a chunk: ", leased.status().ToString());
+      continue;
+    }
+    if (*leased) {
+      chunk = std::move(*leased);
+      break;
+    }
+  }
+  if (!chunk) return false;
+  const std::string& job_id = chunk->job_id;
+
+  absl::StatusOr<JobRecord> job = store_->GetJob(job_id);
+  absl::StatusOr<std::shared_ptr<const Prepared>> prepared =
+      job.ok() ? Prepare(*job) : job.status();
+  if (!prepared.ok()) {
+    (void)queue_->Release(job_id, chunk->index, wid);
+    const absl::StatusCode code = prepared.status().code();
+    if (code == absl::StatusCode::kNotFound ||
+        code == absl::StatusCode::kInvalidArgument) {
+      // The model or the job's options are gone for good: the job cannot run.
+      FERRY_LOG(kError, "job ", job_id,
+                " failed: ", prepared.status().ToString());
+      if (store_
+              ->Transition(job_id, {JobState::kInProgress}, JobState::kFailed,
+                           options_.clock->Now(), prepared.status().message())
+              .ok()) {
+        ReportTerminal(job_id);
+      }
+    }
+    return false;  // e.g. the model is loading: try later
+  }
+  const Prepared& p = **prepared;
+
+  auto counter = std::make_shared<std::atomic<int64_t>>(0);
+  {
+    MutexLock lock(&mu_);
+    running_[{job_id, chunk->index}] = counter;
+  }
+  ChunkExecutorOptions exec;
+  exec.clock = options_.clock;
+  exec.backoff = options_.backoff;
+  exec.max_attempts = p.options.max_attempts;
+  exec.max_in_flight_records =
+      options_.max_in_flight_records > 0
+          ? options_.max_in_flight_records
+          : std::max<int64_t>(256, 4 * p.model.options.max_batch_size);
+  exec.jitter = options_.jitter;
+  exec.model_version = p.model.version;
+  const int64_t index = chunk->index;
+  exec.keep_alive = [this, &job_id, index, &wid] {
+    return queue_->Renew(job_id, index, wid,
+                         options_.clock->Now() + options_.lease);
+  };
+  exec.keep_alive_every = options_.lease / 3;
+  exec.should_stop = [this, &job_id] { return Stopping(job_id); };
+  exec.records_done = counter.get();
+  const std::string model = p.job.model;
+  const std::optional<int64_t> version =
+      p.job.model_version > 0 ? std::optional<int64_t>(p.job.model_version)
+                              : std::nullopt;
+  InferFn infer = [this, model, version](InferenceRequest request,
+                                         InferDone done) {
+    models_->Infer(model, version, std::move(request), std::move(done));
+  };
+  ChunkSpan span;
+  span.begin_offset = chunk->begin_offset;
+  span.end_offset = chunk->end_offset;
+  span.first_record = chunk->first_record;
+  span.first_line = chunk->first_line;
+  span.record_count = chunk->record_count;
+
+  absl::StatusOr<ChunkOutcome> outcome = ExecuteChunk(
+      p.job.input_path, p.options.format, span, *p.codec, infer, exec);
+  absl::Status status = outcome.status();
+  if (outcome.ok()) status = WritePart(p, index, *outcome);
+  if (status.ok()) {
+    status = queue_->Complete(job_id, index, wid, outcome->result);
+    if (!status.ok()) {
+      // Lost the lease: another worker ran (or runs) the chunk; its part files
+      // are the same, and its completion is the one that counts.
+      FERRY_LOG(kWarning, "job ", job_id, " chunk ", index, ": ",
+                status.ToString());
+    }
+  } else {
+    if (status.code() != absl::StatusCode::kCancelled) {
+      FERRY_LOG(kWarning, "job ", job_id, " chunk ", index,
+                " gave back: ", status.ToString());
+    }
+    (void)queue_->Release(job_id, index, wid);
+    if (status.code() == absl::StatusCode::kDataLoss) {
+      if (store_
+              ->Transition(job_id, {JobState::kInProgress}, JobState::kFailed,
+                           options_.clock->Now(), status.message())
+              .ok()) {
+        ReportTerminal(job_id);
+      }
+    }
+  }
+  MutexLock lock(&mu_);
+  running_.erase({job_id, index});
+  wake_.SignalAll();  // the housekeeper may finalize now
+  return true;
+}
+
+absl::Status JobRunner::WritePart(const Prepared& p, int64_t index,
+                                  const ChunkOutcome& outcome) {
+  RETURN_IF_ERROR(
+      WriteFileAtomically(PartPath(p.job.id, index, "out"), outcome.output));
+  RETURN_IF_ERROR(
+      WriteFileAtomically(PartPath(p.job.id, index, "err"), outcome.errors));
+  return WriteFileAtomically(PartPath(p.job.id, index, "dead"),
+                             outcome.dead_letters);
+}
+
+void JobRunner::Housekeep() {
+  const absl::Time now = options_.clock->Now();
+  absl::StatusOr<std::vector<JobRecord>> jobs = store_->ListJobsInStates(
+      {JobState::kInProgress, JobState::kFinalizing, JobState::kCancelling});
+  if (!jobs.ok()) {
+    FERRY_LOG(kWarning, "job housekeeping: ", jobs.status().ToString());
+    return;
+  }
+  std::vector<std::string> runnable;
+  std::map<std::string, bool> halted;
+  for (const JobRecord& job : *jobs) {
+    bool finalize = false;
+    if (job.state == JobState::kFinalizing) {
+      finalize = true;  // a crash interrupted it: do it again
+    } else if (job.state == JobState::kCancelling || now >= job.expires_at) {
+      halted[job.id] = true;
+      absl::StatusOr<std::vector<ChunkRecord>> chunks =
+          store_->ListChunks(job.id);
+      if (!chunks.ok()) continue;
+      finalize = std::none_of(
+          chunks->begin(), chunks->end(),
+          [now](const ChunkRecord& c) { return LiveLease(c, now); });
+    } else {
+      absl::StatusOr<ChunkProgress> progress = queue_->Progress(job.id);
+      if (!progress.ok()) continue;
+      if (progress->pending == 0 && progress->leased == 0) {
+        finalize = true;
+      } else {
+        bool in_window = true;
+        absl::StatusOr<std::shared_ptr<const Prepared>> p = Prepare(job);
+        if (p.ok() && (*p)->options.run_window) {
+          in_window = InRunWindow(*(*p)->options.run_window, now, *(*p)->zone);
+        }
+        // A job outside its run window lets its running chunks go too.
+        if (in_window) {
+          runnable.push_back(job.id);
+        } else {
+          halted[job.id] = true;
+        }
+      }
+    }
+    if (finalize) {
+      if (absl::Status s = Finalize(job); !s.ok()) {
+        FERRY_LOG(kWarning, "job ", job.id, ": finalizing: ", s.ToString());
+      }
+    }
+  }
+  MutexLock lock(&mu_);
+  runnable_ = std::move(runnable);
+  halted_ = std::move(halted);
+  if (!runnable_.empty()) wake_.SignalAll();
+}
+
+absl::Status JobRunner::Finalize(const JobRecord& snapshot) {
+  const absl::Time now = options_.clock->Now();
+  JobRecord job = snapshot;
+  if (job.state == JobState::kInProgress) {
+    // Only one runner wins this transition; the others leave it alone.
+    if (!store_
+             ->Transition(job.id, {JobState::kInProgress},
+                          JobState::kFinalizing, now)
+             .ok()) {
+      return absl::OkStatus();
+    }
+    job.state = JobState::kFinalizing;
+  }
+  ASSIGN_OR_RETURN(std::vector<ChunkRecord> chunks, store_->ListChunks(job.id));
+  const bool all_done = std::all_of(
+      chunks.begin(), chunks.end(),
+      [](const ChunkRecord& c) { return c.state == ChunkState::kDone; });
+  JobState terminal = JobState::kCompleted;
+  std::string code;
+  if (job.state == JobState::kCancelling) {
+    terminal = JobState::kCancelled;
+    code = "cancelled";
+  } else if (!all_done) {
+    terminal = JobState::kExpired;
+    code = "batch_expired";
+  }
+  absl::StatusOr<std::shared_ptr<const Prepared>> prepared = Prepare(job);
+  if (!prepared.ok()) {
+    RETURN_IF_ERROR(store_->Transition(
+        job.id, {JobState::kFinalizing, JobState::kCancelling},
+        JobState::kFailed, now, prepared.status().message()));
+    ReportTerminal(job.id);
+    return absl::OkStatus();
+  }
+  const Prepared& p = **prepared;
+
+  AtomicFile output;
+  AtomicFile errors;
+  AtomicFile dead;
+  RETURN_IF_ERROR(AtomicFile::Open(job.output_path, &output));
+  RETURN_IF_ERROR(AtomicFile::Open(job.error_path, &errors));
+  RETURN_IF_ERROR(AtomicFile::Open(job.dead_letter_path, &dead));
+  RETURN_IF_ERROR(output.Append(p.codec->OutputPreamble()));
+  int64_t unfinished = 0;
+  const absl::Status why = terminal == JobState::kCancelled
+                               ? absl::CancelledError("the job was cancelled")
+                               : absl::DeadlineExceededError(
+                                     "the job's completion window ended "
+                                     "before the record ran");
+  for (const ChunkRecord& c : chunks) {
+    if (c.state == ChunkState::kDone) {
+      RETURN_IF_ERROR(output.AppendFile(PartPath(job.id, c.index, "out")));
+      RETURN_IF_ERROR(errors.AppendFile(PartPath(job.id, c.index, "err")));
+      RETURN_IF_ERROR(dead.AppendFile(PartPath(job.id, c.index, "dead")));
+      continue;
+    }
+    // Never ran: every record still gets its line in the error file.
+    ChunkSpan span{c.begin_offset, c.end_offset, c.first_record, c.first_line,
+                   c.record_count};
+    ASSIGN_OR_RETURN(
+        std::unique_ptr<RecordReader> reader,
+        RecordReader::Open(job.input_path, p.options.format, span));
+    std::string lines;
+    while (true) {
+      ASSIGN_OR_RETURN(std::optional<RawRecord> raw, reader->Next());
+      if (!raw) break;
+      p.codec->AppendError(*raw, "", code, why, 0, &lines);
+      ++unfinished;
+      if (lines.size() > (1 << 20)) {
+        RETURN_IF_ERROR(errors.Append(lines));
+        lines.clear();
+      }
+    }
+    RETURN_IF_ERROR(errors.Append(lines));
+  }
+  RETURN_IF_ERROR(output.Commit());
+  RETURN_IF_ERROR(errors.Commit());
+  RETURN_IF_ERROR(dead.Commit());
+  if (unfinished > 0) RETURN_IF_ERROR(store_->AddFailed(job.id, unfinished));
+  RETURN_IF_ERROR(store_->Transition(
+      job.id, {JobState::kFinalizing, JobState::kCancelling}, terminal, now));
+  std::error_code ec;
+  std::filesystem::remove_all(options_.work_dir / job.id, ec);
+  ReportTerminal(job.id);
+  return absl::OkStatus();
+}
+
+void JobRunner::ReportTerminal(const std::string& id) {
+  {
+    MutexLock lock(&mu_);
+    if (reported_[id]) return;
+    reported_[id] = true;
+    prepared_.erase(id);
+  }
+  if (!options_.on_terminal) return;
+  absl::StatusOr<JobRecord> job = store_->GetJob(id);
+  if (job.ok()) options_.on_terminal(*job);
+}
+
+}  // namespace ferry

@@ -1,0 +1,70 @@
+// SPDX-License-Identifier: Apache-2.0
+// PostJson: a small blocking HTTP/1.1 client, just enough to deliver webhooks.
+//
+// One request per connection (`Connection: close`), no redirects (following
+// one would let a receiver point Ferry at any other host), no proxies. Only
+// the response's status line and headers are read; its body is ignored.
+// `https` URLs are verified against the system trust store, or against
+// `HttpPostOptions::ca_pem` when set, with the host name (or IP address)
+// checked against the certificate.
+//
+// The timeout is wall-clock time (sockets live in real time, not in a test's
+// fake Clock) and covers connecting, the TLS handshake, sending and the
+// response headers. Name resolution is abandoned at the timeout too, although
+// the system resolver may hold the calling thread a little longer.
+//
+// Blocks the calling thread; safe to call from several threads at once.
+#ifndef FERRY_JOBS_WEBHOOK_HTTP_POST_H_
+#define FERRY_JOBS_WEBHOOK_HTTP_POST_H_
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "absl/time/time.h"
+
+namespace ferry {
+
+// A parsed `http[s]://host[:port][/path][?query]` URL.
+struct WebhookUrl {
+  bool https = false;
+  std::string host;     // without brackets for IPv6 literals
+  uint16_t port = 0;    // 80 or 443 when the URL names none
+  std::string target;   // path and query; "/" when the URL has none
+  std::string display;  // for messages: query and user info replaced by "..."
+};
+
+// INVALID_ARGUMENT naming the URL (less its query, which often holds a
+// token) for anything else: another scheme, user info, no host, a bad port, a
+// fragment, spaces or control characters. Use it to check a job's URL when
+// the job is submitted.
+absl::StatusOr<WebhookUrl> ParseWebhookUrl(absl::string_view url);
+
+using HttpHeaders = std::vector<std::pair<std::string, std::string>>;
+
+struct HttpPostOptions {
+  absl::Duration timeout = absl::Seconds(10);
+  // PEM certificates to trust for https instead of the system store; empty
+  // means the system store.
+  std::string ca_pem;
+};
+
+// POSTs `body` with `Content-Type: application/json` and `headers` and
+// returns the response's status code, whatever it is. Errors name the URL:
+// INVALID_ARGUMENT for a bad URL or a header with CR/LF; UNAVAILABLE when the
+// host does not resolve, refuses or drops the connection, fails TLS
+// verification or answers something that is not HTTP; DEADLINE_EXCEEDED at
+// the timeout.
+absl::StatusOr<int> PostJson(const std::string& url, absl::string_view body,
+                             const HttpHeaders& headers,
+                             const HttpPostOptions& options);
+absl::StatusOr<int> PostJson(const std::string& url, absl::string_view body,
+                             const HttpHeaders& headers,
+                             absl::Duration timeout);
+
+}  // namespace ferry
+
+#endif  // FERRY_JOBS_WEBHOOK_HTTP_POST_H_
