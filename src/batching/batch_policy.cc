@@ -10,6 +10,7 @@ namespace {
 struct Fill {
   std::vector<size_t> members;  // indices into the snapshot, batch order
   int64_t rows = 0;
+  int64_t offline_rows = 0;
   size_t bytes = 0;
   int64_t max_length = 0;
   int64_t row_length_sum = 0;     // Σ rows·length
@@ -27,9 +28,15 @@ double WasteWith(const Fill& fill, const QueuedRequest& r) {
          used / (static_cast<double>(rows) * static_cast<double>(max_length));
 }
 
-void Add(Fill* fill, size_t index, const QueuedRequest& r) {
+bool IsOffline(const QueuedRequest& r, const BatchPolicyOptions& options) {
+  return options.offline_level >= 0 && r.level == options.offline_level;
+}
+
+void Add(Fill* fill, size_t index, const QueuedRequest& r,
+         const BatchPolicyOptions& options) {
   fill->members.push_back(index);
   fill->rows += r.rows;
+  if (IsOffline(r, options)) fill->offline_rows += r.rows;
   fill->bytes += r.bytes;
   fill->max_length = std::max(fill->max_length, r.length);
   fill->row_length_sum += r.rows * r.length;
@@ -43,13 +50,19 @@ Fill FillBatch(absl::Span<const QueuedRequest> queue,
   for (size_t index : order) {
     const QueuedRequest& r = queue[index];
     if (fill.members.empty()) {
-      Add(&fill, index, r);
+      Add(&fill, index, r, options);
       if (!options.dynamic_batching) break;
       continue;
     }
     if (fill.rows >= options.max_batch_rows) {
       fill.capacity_blocked = true;
       break;
+    }
+    if (options.max_offline_rows > 0 && IsOffline(r, options) &&
+        fill.offline_rows + r.rows > options.max_offline_rows) {
+      fill.capacity_blocked = true;
+      if (options.preserve_ordering) break;
+      continue;
     }
     const bool rows_fit = fill.rows + r.rows <= options.max_batch_rows;
     const bool bytes_fit = options.max_batch_bytes == 0 ||
@@ -64,7 +77,7 @@ Fill FillBatch(absl::Span<const QueuedRequest> queue,
       if (options.preserve_ordering) break;
       continue;
     }
-    Add(&fill, index, r);
+    Add(&fill, index, r, options);
   }
   return fill;
 }
@@ -87,7 +100,7 @@ bool TrimToPreferred(absl::Span<const QueuedRequest> queue,
     if (n < fill->members.size()) {
       Fill trimmed;
       for (size_t i = 0; i < n; ++i)
-        Add(&trimmed, fill->members[i], queue[fill->members[i]]);
+        Add(&trimmed, fill->members[i], queue[fill->members[i]], options);
       *fill = trimmed;
     }
     return true;

@@ -81,6 +81,12 @@ struct BatchPolicyOptions {
   int max_aging_levels = INT_MAX;
   bool deadline_aware = true;
   double max_padding_waste = 0.25;
+  // Requests queued at `offline_level` (-1: none) put at most
+  // `max_offline_rows` rows (0: no cap) into one batch, so an online request
+  // that arrives while offline work runs waits for one small batch, not a
+  // huge one. A batch whose offline share reached the cap dispatches as full.
+  int offline_level = -1;
+  int64_t max_offline_rows = 0;
 };
 
 // Predicted compute time for a batch of `rows`; nullopt while unknown.

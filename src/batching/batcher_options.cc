@@ -99,6 +99,16 @@ absl::StatusOr<BatcherOptions> BatcherOptionsFromModel(
   }
   // The offline level: below every online level, no timeout, its own bound.
   out.offline_level = out.priority_levels;
+  p.offline_level = out.offline_level;
+  ASSIGN_OR_RETURN(std::optional<int64_t> offline_rows,
+                   NumberParameter<int64_t>(model, "max_offline_batch_rows"));
+  if (offline_rows && *offline_rows < 0) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "model '", model.name, "': parameters.max_offline_batch_rows ",
+        *offline_rows, " must be >= 0 (0: no cap)"));
+  }
+  p.max_offline_rows =
+      offline_rows.value_or(std::min<int64_t>(p.max_batch_rows, 256));
   LevelQueueOptions offline;
   offline.max_queue_size = queue_cap;
   out.levels.push_back(offline);

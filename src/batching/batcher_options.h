@@ -16,6 +16,10 @@
 //   when max_queue_size is 0
 //                         (default 65536 requests: memory stays bounded)
 //   pad_value, attention_mask_input  see batch_assembly.h
+//   max_offline_batch_rows  rows of offline (job) records one batch may carry
+//                         (default min(max_batch_size, 256); 0: no cap), so
+//                         online requests never wait behind a huge offline
+//                         batch
 #ifndef FERRY_BATCHING_BATCHER_OPTIONS_H_
 #define FERRY_BATCHING_BATCHER_OPTIONS_H_
 

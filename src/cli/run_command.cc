@@ -13,6 +13,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/time/clock.h"
 #include "core/status_macros.h"
+#include "jobs/files.h"
 #include "jobs/job_runner.h"
 #include "repository/model_manager.h"
 #include "storage/sqlite_job_store.h"
@@ -80,6 +81,9 @@ absl::StatusOr<int> Run(const RunCommandOptions& o,
   // threads inherit it and only the watcher sees SIGINT/SIGTERM.
   InterruptWatcher interrupts;
 
+  // One process per state directory: with the lock held, chunks a killed
+  // earlier run left leased can be taken back at once.
+  ASSIGN_OR_RETURN(DirectoryLock lock, DirectoryLock::Acquire(state_dir));
   std::error_code ec;
   const bool had_state = fs::exists(db_path, ec);
   std::unique_ptr<SqliteJobStore> store;
@@ -99,7 +103,10 @@ absl::StatusOr<int> Run(const RunCommandOptions& o,
       // A finished run: start afresh.
       store.reset();
       existing.reset();
-      fs::remove_all(state_dir, ec);
+      for (const char* name : {"jobs.db", "jobs.db-wal", "jobs.db-shm"}) {
+        fs::remove(state_dir / name, ec);
+      }
+      fs::remove_all(state_dir / "parts", ec);
     }
   }
   fs::create_directories(state_dir, ec);
@@ -117,6 +124,8 @@ absl::StatusOr<int> Run(const RunCommandOptions& o,
 
   JobRunner::Options ro;
   ro.work_dir = state_dir / "parts";
+  ro.worker_id = "local";
+  ro.reclaim_own_leases = true;
   ro.parallel_chunks = o.parallel_chunks;
   ro.poll = absl::Milliseconds(50);
   JobRunner runner(store.get(), store.get(), &manager, ro);
@@ -209,16 +218,21 @@ absl::StatusOr<int> Run(const RunCommandOptions& o,
   ASSIGN_OR_RETURN(JobRecord job, store->GetJob(job_id));
   const double seconds = absl::ToDoubleSeconds(absl::Now() - start);
   const int64_t ran = job.counts.completed + job.counts.failed - start_done;
+  const std::string cost =
+      o.price_per_instance_hour > 0
+          ? absl::StrFormat(
+                ", cost %.4f",
+                job.compute_seconds * o.price_per_instance_hour / 3600.0)
+          : "";
   out << absl::StrFormat(
       "ferry run: %s. %d records: %d scored, %d failed, in %.2f s (%s rec/s); "
-      "compute %.2f s, cost %.6f\n"
+      "compute %.2f s%s\n"
       "  output:       %s\n  errors:       %s\n  dead letters: %s\n",
       JobStateName(job.state), job.counts.total, job.counts.completed,
       job.counts.failed, seconds,
       Rate(seconds > 0 ? static_cast<double>(ran) / seconds : 0),
-      job.compute_seconds,
-      job.compute_seconds * o.price_per_instance_hour / 3600.0, job.output_path,
-      job.error_path, job.dead_letter_path);
+      job.compute_seconds, cost, job.output_path, job.error_path,
+      job.dead_letter_path);
   if (job.state != JobState::kCompleted) {
     if (!job.error.empty()) err << "ferry run: " << job.error << "\n";
     return 1;

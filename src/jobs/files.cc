@@ -2,6 +2,7 @@
 #include "jobs/files.h"
 
 #include <fcntl.h>
+#include <sys/file.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -141,6 +142,41 @@ absl::Status WriteFileAtomically(const std::filesystem::path& path,
   RETURN_IF_ERROR(AtomicFile::Open(path, &file));
   RETURN_IF_ERROR(file.Append(contents));
   return file.Commit();
+}
+
+absl::StatusOr<DirectoryLock> DirectoryLock::Acquire(
+    const std::filesystem::path& dir) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  const std::filesystem::path path = dir / "LOCK";
+  DirectoryLock lock;
+  lock.fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  if (lock.fd_ < 0) return Errno("cannot open", path);
+  if (::flock(lock.fd_, LOCK_EX | LOCK_NB) != 0) {
+    if (errno == EWOULDBLOCK) {
+      return absl::FailedPreconditionError(
+          absl::StrCat("state directory '", dir.string(),
+                       "' is in use by another Ferry process (", path.string(),
+                       " is locked)"));
+    }
+    return Errno("cannot lock", path);
+  }
+  return lock;
+}
+
+DirectoryLock::~DirectoryLock() {
+  if (fd_ >= 0) ::close(fd_);  // closing releases the flock
+}
+
+DirectoryLock::DirectoryLock(DirectoryLock&& other) noexcept
+    : fd_(std::exchange(other.fd_, -1)) {}
+
+DirectoryLock& DirectoryLock::operator=(DirectoryLock&& other) noexcept {
+  if (this != &other) {
+    if (fd_ >= 0) ::close(fd_);
+    fd_ = std::exchange(other.fd_, -1);
+  }
+  return *this;
 }
 
 }  // namespace ferry

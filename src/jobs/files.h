@@ -10,6 +10,7 @@
 #include <string>
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 
 namespace ferry {
@@ -39,6 +40,24 @@ class AtomicFile {
 
 absl::Status WriteFileAtomically(const std::filesystem::path& path,
                                  absl::string_view contents);
+
+// An exclusive lock on a state directory (flock on <dir>/LOCK), held while
+// the object lives and released by the kernel when the process dies, even by
+// SIGKILL. While it is held no other process runs jobs from that directory,
+// so leases left by a dead holder may be reclaimed at once.
+class DirectoryLock {
+ public:
+  // FAILED_PRECONDITION naming the directory if another process holds it.
+  static absl::StatusOr<DirectoryLock> Acquire(
+      const std::filesystem::path& dir);
+  DirectoryLock() = default;
+  ~DirectoryLock();
+  DirectoryLock(DirectoryLock&& other) noexcept;
+  DirectoryLock& operator=(DirectoryLock&& other) noexcept;
+
+ private:
+  int fd_ = -1;
+};
 
 }  // namespace ferry
 

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "jobs/job_runner.h"
 
+#include <pthread.h>
+#include <sched.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -227,6 +229,17 @@ absl::StatusOr<JobProgress> JobRunner::Progress(const std::string& id) {
 }
 
 void JobRunner::Start() {
+  if (options_.reclaim_own_leases) {
+    absl::StatusOr<int64_t> n =
+        queue_->ReclaimLeases(absl::StrCat(options_.worker_id, "-w"));
+    if (!n.ok()) {
+      FERRY_LOG(kWarning,
+                "cannot reclaim earlier leases: ", n.status().ToString());
+    } else if (*n > 0) {
+      FERRY_LOG(kInfo, "took back ", *n,
+                " chunk(s) left running by an earlier process");
+    }
+  }
   MutexLock lock(&mu_);
   if (started_) return;
   started_ = true;
@@ -258,6 +271,15 @@ bool JobRunner::Stopping(const std::string& job_id) {
 }
 
 void JobRunner::WorkerLoop(int index) {
+  if (options_.idle_priority) {
+    sched_param param{};
+    param.sched_priority = 0;
+    if (int rc = pthread_setschedparam(pthread_self(), SCHED_IDLE, &param);
+        rc != 0) {
+      FERRY_LOG(kWarning, "job worker ", index,
+                ": cannot lower its priority to SCHED_IDLE (error ", rc, ")");
+    }
+  }
   while (true) {
     {
       MutexLock lock(&mu_);

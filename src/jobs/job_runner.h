@@ -81,6 +81,16 @@ class JobRunner {
     std::function<double()> jitter;  // tests pin it; default random
     // How often idle workers and the housekeeper look for work.
     absl::Duration poll = absl::Milliseconds(200);
+    // Start() first returns to pending the chunks still leased under this
+    // worker_id (a previous incarnation killed mid-chunk), instead of waiting
+    // for their leases to expire. Only with a stable worker_id and a
+    // DirectoryLock proving that incarnation is dead.
+    bool reclaim_own_leases = false;
+    // Run the workers (reading, parsing, writing parts) under SCHED_IDLE, so
+    // they take only CPU time nothing else wants: offline work soaks up idle
+    // capacity instead of competing with online requests. Inference itself
+    // runs on the model's instance threads, at the batcher's offline level.
+    bool idle_priority = true;
     // Told about every job that reaches a terminal state (once per runner).
     std::function<void(const JobRecord&)> on_terminal;
   };

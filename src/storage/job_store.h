@@ -195,6 +195,14 @@ class WorkQueue {
                                absl::string_view worker) = 0;
 
   virtual absl::StatusOr<ChunkProgress> Progress(absl::string_view job_id) = 0;
+
+  // Makes every chunk leased by a worker whose id starts with `worker_prefix`
+  // pending again, whatever its expiry (the attempt stays counted). For a
+  // process that restarts under the same worker id and knows, by a lock, that
+  // its previous incarnation is dead: its chunks need not wait for their
+  // leases to expire. Returns how many chunks it released.
+  virtual absl::StatusOr<int64_t> ReclaimLeases(
+      absl::string_view worker_prefix) = 0;
 };
 
 }  // namespace ferry

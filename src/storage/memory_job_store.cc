@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <utility>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "core/status_macros.h"
 #include "storage/job_store_checks.h"
@@ -245,6 +246,28 @@ absl::Status MemoryJobStore::Release(absl::string_view job_id, int64_t index,
   c->lease_expiry = absl::InfinitePast();
   --c->attempts;
   return absl::OkStatus();
+}
+
+absl::StatusOr<int64_t> MemoryJobStore::ReclaimLeases(
+    absl::string_view worker_prefix) {
+  MutexLock lock(&mu_);
+  int64_t n = 0;
+  for (auto& [id, job] : jobs_) {
+    for (auto it = job.leased.begin(); it != job.leased.end();) {
+      ChunkRecord& c = job.chunks[static_cast<size_t>(*it)];
+      if (!absl::StartsWith(c.worker, worker_prefix)) {
+        ++it;
+        continue;
+      }
+      c.state = ChunkState::kPending;
+      c.worker.clear();
+      c.lease_expiry = absl::InfinitePast();
+      job.pending.insert(*it);
+      it = job.leased.erase(it);
+      ++n;
+    }
+  }
+  return n;
 }
 
 absl::StatusOr<ChunkProgress> MemoryJobStore::Progress(

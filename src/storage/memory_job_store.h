@@ -62,6 +62,8 @@ class MemoryJobStore final : public JobStore, public WorkQueue {
   absl::Status Release(absl::string_view job_id, int64_t index,
                        absl::string_view worker) override;
   absl::StatusOr<ChunkProgress> Progress(absl::string_view job_id) override;
+  absl::StatusOr<int64_t> ReclaimLeases(
+      absl::string_view worker_prefix) override;
 
  private:
   struct Job {

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "storage/sqlite_job_store.h"
 
+#include <sqlite3.h>
+
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -164,6 +166,7 @@ struct SqliteJobStore::Statements {
   Statement delete_chunks, progress;
   Statement leasable_jobs, leasable_job, first_pending, first_expired;
   Statement lease_chunk, renew_chunk, complete_chunk, release_chunk;
+  Statement reclaim_leases;
   Statement sync_full, sync_normal;
 };
 
@@ -301,6 +304,9 @@ absl::Status SqliteJobStore::Init() {
       {&s->release_chunk, "release chunk",
        "UPDATE chunks SET state = 'pending', worker = '', lease_expiry = ?, "
        "attempts = attempts - 1 WHERE job_id = ? AND idx = ?"},
+      {&s->reclaim_leases, "reclaim leases",
+       "UPDATE chunks SET state = 'pending', worker = '', lease_expiry = ? "
+       "WHERE state = 'leased' AND substr(worker, 1, length(?)) = ?"},
       {&s->sync_full, "set synchronous", "PRAGMA synchronous=FULL"},
       {&s->sync_normal, "set synchronous", "PRAGMA synchronous=NORMAL"},
   };
@@ -649,6 +655,19 @@ absl::Status SqliteJobStore::Release(absl::string_view job_id, int64_t index,
   s.Bind(1, absl::InfinitePast()).Bind(2, job_id).Bind(3, index);
   RETURN_IF_ERROR(s.Run());
   return tx.Commit();
+}
+
+absl::StatusOr<int64_t> SqliteJobStore::ReclaimLeases(
+    absl::string_view worker_prefix) {
+  MutexLock lock(&mu_);
+  RETURN_IF_ERROR(SetFullSync(true));
+  ASSIGN_OR_RETURN(Transaction tx, Transaction::Begin(db_.get()));
+  Statement& s = stmts_->reclaim_leases;
+  s.Bind(1, absl::InfinitePast()).Bind(2, worker_prefix).Bind(3, worker_prefix);
+  RETURN_IF_ERROR(s.Run());
+  const int64_t n = sqlite3_changes(db_->get());
+  RETURN_IF_ERROR(tx.Commit());
+  return n;
 }
 
 absl::StatusOr<ChunkProgress> SqliteJobStore::Progress(

@@ -105,6 +105,8 @@ class SqliteJobStore final : public JobStore, public WorkQueue {
   absl::Status Release(absl::string_view job_id, int64_t index,
                        absl::string_view worker) override;
   absl::StatusOr<ChunkProgress> Progress(absl::string_view job_id) override;
+  absl::StatusOr<int64_t> ReclaimLeases(
+      absl::string_view worker_prefix) override;
 
  private:
   struct Statements;  // the prepared statements, kept for the object's life

@@ -354,6 +354,33 @@ std::vector<Case> Cases() {
                      {1},
                      DispatchReason::kFull});
   }
+  {
+    // Offline rows (level 1 here) stop at the cap; online rows still join;
+    // the capped batch goes at once.
+    BatchPolicyOptions o = Opts(16);
+    o.offline_level = 1;
+    o.max_offline_rows = 4;
+    cases.push_back({"OfflineRowsStopAtTheirCapAndTheBatchGoes",
+                     {Req(1, 3, 1), Req(2, 2, 1), Req(3, 1, 0), Req(4, 1, 1)},
+                     o,
+                     Now(0),
+                     false,
+                     {3, 1, 4},
+                     DispatchReason::kFull});
+    BatchPolicyOptions uncapped = o;
+    uncapped.max_offline_rows = 0;
+    cases.push_back({"NoOfflineCapWaitsForMore",
+                     {Req(1, 3, 1), Req(2, 2, 1)},
+                     uncapped,
+                     Now(0),
+                     false,
+                     {},
+                     {},
+                     {},
+                     {},
+                     {},
+                     At(10)});
+  }
   return cases;
 }
 

@@ -9,6 +9,7 @@ import json
 import os
 import random
 import signal
+import sqlite3
 import subprocess
 import sys
 import tempfile
@@ -63,6 +64,23 @@ def start(args):
 def read(path):
     with open(path, "rb") as f:
         return f.read()
+
+
+def wait_for_progress(db, fraction, proc, timeout=120):
+    """Blocks until the run's job store shows `fraction` of the records done
+    (read from the SQLite file the way any other reader would)."""
+    end = time.time() + timeout
+    while time.time() < end and proc.poll() is None:
+        try:
+            con = sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=1)
+            row = con.execute("SELECT total, completed + failed FROM jobs").fetchone()
+            con.close()
+            if row and row[0] > 0 and row[1] >= fraction * row[0]:
+                return row[1]
+        except sqlite3.Error:
+            pass
+        time.sleep(0.02)
+    return None
 
 
 def peak_rss_kib(proc):
@@ -145,8 +163,11 @@ class FerryRunTest(unittest.TestCase):
             if attempt > 0:
                 args.append("--resume")
             proc = start(args)
-            # A random moment after the validation pass and some chunks.
-            time.sleep(rng.uniform(1.5, 3.5))
+            # A random moment, once the run is a quarter, a half, three
+            # quarters of the way.
+            done = wait_for_progress(out + ".ferry-state/jobs.db", 0.25 * (attempt + 1), proc)
+            self.assertIsNotNone(done, "the run ended before it could be killed")
+            time.sleep(rng.uniform(0.0, 0.3))
             self.assertIsNone(proc.poll(), "the run ended before it could be killed")
             proc.send_signal(signal.SIGKILL)
             stdout, _ = proc.communicate()
@@ -184,7 +205,7 @@ class FerryRunTest(unittest.TestCase):
         ref = self.uninterrupted()
         out = os.path.join(TMP, "interrupted.csv")
         proc = start(["--input", BIG, "--output", out])
-        time.sleep(2.0)
+        self.assertIsNotNone(wait_for_progress(out + ".ferry-state/jobs.db", 0.3, proc))
         proc.send_signal(signal.SIGINT)
         _, stderr = proc.communicate(timeout=60)
         self.assertEqual(proc.returncode, 130, stderr)

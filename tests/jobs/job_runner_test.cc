@@ -217,6 +217,34 @@ TEST_F(JobRunnerTest, AStoppedRunnerIsResumedByAnotherWithIdenticalOutput) {
   EXPECT_EQ(testing::ReadFile(done.output_path), Want(400));
 }
 
+TEST_F(JobRunnerTest, RestartUnderTheSameWorkerIdTakesBackItsLeasesAtOnce) {
+  MemoryJobStore store;
+  JobRunner::Options o = RunnerOptions();
+  o.worker_id = "local";
+  o.lease = absl::Hours(1);  // a dead holder's lease would block for an hour
+  std::string id;
+  {
+    JobRunner first(&store, &store, manager_.get(), o);
+    absl::StatusOr<JobRecord> job =
+        first.Submit(Spec("m", testing::MakeCsv(100), 10));
+    ASSERT_TRUE(job.ok());
+    id = job->id;
+  }
+  // What a process killed mid-chunk leaves behind.
+  ASSERT_TRUE(
+      store.Lease("local-w0", absl::Now(), absl::Hours(1), id)->has_value());
+  ASSERT_TRUE(
+      store.Lease("local-w1", absl::Now(), absl::Hours(1), id)->has_value());
+  o.reclaim_own_leases = true;
+  JobRunner second(&store, &store, manager_.get(), o);
+  second.Start();
+  const JobRecord done = WaitTerminal(store, id);
+  second.Stop();
+  EXPECT_EQ(done.state, JobState::kCompleted);
+  EXPECT_EQ(testing::ReadFile(done.output_path), Want(100));
+  EXPECT_EQ(store.ListChunks(id)->front().attempts, 2);
+}
+
 TEST_F(JobRunnerTest, CancelKeepsPartialOutputAndAccountsForEveryRecord) {
   MemoryJobStore store;
   JobRunner::Options o = RunnerOptions();

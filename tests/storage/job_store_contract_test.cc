@@ -569,6 +569,29 @@ TEST_P(JobStoreContractTest, ReleaseReturnsTheChunkWithoutCountingTheAttempt) {
   EXPECT_EQ((*again)->attempts, 2);
 }
 
+TEST_P(JobStoreContractTest, ReclaimLeasesFreesOnlyThatWorkersChunks) {
+  AddRunningJob("job-1", kT0, 3);
+  AddRunningJob("job-2", kT0 + absl::Seconds(1), 1);
+  MustLease("local-w0", kT0);  // job-1 chunk 0
+  MustLease("local-w1", kT0);  // job-1 chunk 1
+  MustLease("other-w0", kT0);  // job-1 chunk 2
+  MustLease("local-w0", kT0);  // job-2 chunk 0
+  absl::StatusOr<int64_t> n = queue_->ReclaimLeases("local");
+  ASSERT_TRUE(n.ok()) << n.status();
+  EXPECT_EQ(*n, 3);
+  EXPECT_EQ(Chunk("job-1", 0).state, ChunkState::kPending);
+  EXPECT_EQ(Chunk("job-1", 0).attempts, 1);  // the lost attempt counts
+  EXPECT_EQ(Chunk("job-1", 1).state, ChunkState::kPending);
+  EXPECT_EQ(Chunk("job-1", 2).state, ChunkState::kLeased);
+  EXPECT_EQ(Chunk("job-2", 0).state, ChunkState::kPending);
+  // Their leases have not expired, yet they lease again at once.
+  auto again = queue_->Lease("local-w0", kT0, absl::Minutes(1), "job-1");
+  ASSERT_TRUE(again.ok() && again->has_value());
+  EXPECT_EQ((*again)->index, 0);
+  EXPECT_EQ((*again)->attempts, 2);
+  EXPECT_EQ(*queue_->ReclaimLeases("nobody"), 0);
+}
+
 TEST_P(JobStoreContractTest, ProgressCountsChunksByState) {
   AddRunningJob("job-1", kT0, 5);
   AddRunningJob("job-2", kT0 + absl::Seconds(1), 1);

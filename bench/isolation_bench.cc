@@ -1,0 +1,227 @@
+// SPDX-License-Identifier: Apache-2.0
+// isolation_bench: does an offline job hurt online latency?
+//
+// One process, one model (the fraud_xgb example by default), as in
+// `ferry serve` with a job running: online requests of one row arrive
+// open-loop (Poisson, --rate per second; latency counted from the scheduled
+// send time, so a stall is not hidden by a waiting client) and go through
+// ModelManager::Infer at the online level; in the second phase a JobRunner
+// scores a CSV of --offline-rows rows into the same model's batcher at the
+// offline level. Prints online p50/p99/p99.9 for both phases, the p99 ratio and
+// the offline rows/s, and appends them to bench/RESULTS.md with --record.
+//
+//   build/bench/isolation_bench --model-repository example-models
+//       --model fraud_xgb --rate 2000 --seconds 10 --record bench/RESULTS.md
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <thread>
+#include <vector>
+
+#include "CLI/CLI.hpp"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/time/clock.h"
+#include "core/mutex.h"
+#include "engines/engine_registry.h"
+#include "engines/xgboost/xgboost_engine.h"
+#include "jobs/job_runner.h"
+#include "repository/model_manager.h"
+#include "storage/sqlite_job_store.h"
+
+namespace ferry {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct Latencies {
+  Mutex mu;
+  std::vector<double> us ABSL_GUARDED_BY(mu);
+  std::atomic<int64_t> errors{0};
+};
+
+double Percentile(std::vector<double> v, double p) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const size_t i = std::min(v.size() - 1, static_cast<size_t>(p * v.size()));
+  return v[i];
+}
+
+struct Phase {
+  double p50 = 0, p99 = 0, p999 = 0;
+  int64_t sent = 0, errors = 0;
+};
+
+// Sends Poisson arrivals at `rate` for `seconds`; waits for every answer.
+Phase RunOnline(ModelManager& manager, const std::string& model, int features,
+                double rate, double seconds, uint64_t seed) {
+  auto lat = std::make_shared<Latencies>();
+  std::mt19937_64 rng(seed);
+  std::exponential_distribution<double> gap(rate);
+  std::normal_distribution<float> value;
+  std::atomic<int64_t> outstanding{0};
+  const auto start = std::chrono::steady_clock::now();
+  auto next = start;
+  int64_t sent = 0;
+  while (true) {
+    next += std::chrono::nanoseconds(static_cast<int64_t>(gap(rng) * 1e9));
+    if (next - start > std::chrono::duration<double>(seconds)) break;
+    std::this_thread::sleep_until(next);
+    std::vector<float> row(features);
+    for (float& f : row) f = value(rng);
+    InferenceRequest r;
+    r.inputs.push_back(
+        *Tensor::FromValues<float>("input__0", {1, features}, std::move(row)));
+    const auto scheduled = next;
+    ++outstanding;
+    ++sent;
+    manager.Infer(model, std::nullopt, std::move(r),
+                  [lat, scheduled,
+                   &outstanding](absl::StatusOr<InferenceResponse> response) {
+                    const double us =
+                        std::chrono::duration<double, std::micro>(
+                            std::chrono::steady_clock::now() - scheduled)
+                            .count();
+                    if (!response.ok()) ++lat->errors;
+                    {
+                      MutexLock lock(&lat->mu);
+                      lat->us.push_back(us);
+                    }
+                    --outstanding;
+                  });
+  }
+  while (outstanding.load() > 0) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  Phase p;
+  MutexLock lock(&lat->mu);
+  p.p50 = Percentile(lat->us, 0.50);
+  p.p99 = Percentile(lat->us, 0.99);
+  p.p999 = Percentile(lat->us, 0.999);
+  p.sent = sent;
+  p.errors = lat->errors.load();
+  return p;
+}
+
+void WriteCsv(const fs::path& path, int64_t rows, int features) {
+  std::ofstream out(path);
+  out << "id";
+  for (int f = 0; f < features; ++f) out << ",f" << f;
+  out << "\n";
+  std::mt19937_64 rng(3);
+  std::normal_distribution<float> value;
+  std::string line;
+  for (int64_t i = 0; i < rows; ++i) {
+    line = absl::StrCat(i);
+    for (int f = 0; f < features; ++f) {
+      absl::StrAppend(&line, ",", absl::StrFormat("%.5g", value(rng)));
+    }
+    line += "\n";
+    out << line;
+  }
+}
+
+int Main(int argc, char** argv) {
+  CLI::App app{"Online latency with and without an offline job"};
+  std::string repo = "example-models";
+  std::string model = "fraud_xgb";
+  double rate = 2000;
+  double seconds = 10;
+  int64_t offline_rows = 2'000'000;
+  int job_workers = 1;
+  std::string record;
+  app.add_option("--model-repository", repo);
+  app.add_option("--model", model);
+  app.add_option("--rate", rate, "online requests per second (Poisson)");
+  app.add_option("--seconds", seconds, "length of each phase");
+  app.add_option("--offline-rows", offline_rows,
+                 "rows of the offline job (must outlast the phase)");
+  app.add_option("--job-workers", job_workers, "chunks the job runs at once");
+  app.add_option("--record", record, "append the result to this file");
+  CLI11_PARSE(app, argc, argv);
+
+  EngineRegistry engines;
+  if (!RegisterXgboostEngine(&engines).ok()) return 1;
+  ModelManager manager(repo, &engines, {});
+  if (absl::Status s = manager.Load(model); !s.ok()) {
+    std::fprintf(stderr, "%s\n", std::string(s.message()).c_str());
+    return 1;
+  }
+  absl::StatusOr<ModelVersionInfo> info = manager.Find(model, std::nullopt);
+  if (!info.ok()) return 1;
+  const int features = static_cast<int>(info->options.inputs[0].dims.back());
+
+  const fs::path dir =
+      fs::temp_directory_path() / absl::StrCat("ferry-isolation-", getpid());
+  fs::create_directories(dir);
+  const fs::path csv = dir / "offline.csv";
+  WriteCsv(csv, offline_rows, features);
+
+  // Warm up, then the online-only phase.
+  RunOnline(manager, model, features, rate, 1.0, 1);
+  const Phase alone = RunOnline(manager, model, features, rate, seconds, 2);
+
+  absl::StatusOr<std::unique_ptr<SqliteJobStore>> store =
+      SqliteJobStore::Open((dir / "jobs.db").string());
+  if (!store.ok()) return 1;
+  JobRunner::Options ro;
+  ro.work_dir = dir / "parts";
+  ro.parallel_chunks = job_workers;
+  ro.poll = absl::Milliseconds(20);
+  JobRunner runner(store->get(), store->get(), &manager, ro);
+  JobSpec spec;
+  spec.model = model;
+  spec.input_path = csv.string();
+  spec.output_path = (dir / "out.csv").string();
+  spec.options.csv.id_column = "id";
+  absl::StatusOr<JobRecord> job = runner.Submit(spec);
+  if (!job.ok() || job->state == JobState::kFailed) {
+    std::fprintf(stderr, "cannot submit the offline job\n");
+    return 1;
+  }
+  runner.Start();
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));  // ramp up
+  const int64_t done_before = runner.Progress(job->id)->records_done;
+  const absl::Time t0 = absl::Now();
+  const Phase shared = RunOnline(manager, model, features, rate, seconds, 2);
+  const double elapsed = absl::ToDoubleSeconds(absl::Now() - t0);
+  const int64_t done_after = runner.Progress(job->id)->records_done;
+  const bool finished_early = IsTerminal(runner.Progress(job->id)->job.state);
+  runner.Stop();
+  manager.Shutdown(absl::Seconds(5));
+  fs::remove_all(dir);
+
+  const double offline_rps = (done_after - done_before) / elapsed;
+  const double ratio = alone.p99 > 0 ? shared.p99 / alone.p99 : 0;
+  const std::string report = absl::StrFormat(
+      "online %s, %.0f req/s Poisson, %.0f s per phase (%d cores)\n"
+      "  alone:        p50 %.0f us  p99 %.0f us  p99.9 %.0f us  (%d sent, %d "
+      "errors)\n"
+      "  with offline: p50 %.0f us  p99 %.0f us  p99.9 %.0f us  (%d sent, %d "
+      "errors)\n"
+      "  isolation: online p99 ratio %.2f (%+.0f %%), offline %.0f rows/s%s\n",
+      model, rate, seconds, std::thread::hardware_concurrency(), alone.p50,
+      alone.p99, alone.p999, alone.sent, alone.errors, shared.p50, shared.p99,
+      shared.p999, shared.sent, shared.errors, ratio, (ratio - 1) * 100,
+      offline_rps,
+      finished_early ? " (job ended during the phase: use more --offline-rows)"
+                     : "");
+  std::fputs(report.c_str(), stdout);
+  if (!record.empty()) {
+    std::ofstream out(record, std::ios::app);
+    out << "\n### Isolation: online p99 with and without an offline job ("
+        << absl::FormatTime("%Y-%m-%d %H:%M", absl::Now(), absl::UTCTimeZone())
+        << " UTC)\n\n```\n"
+        << report << "```\n";
+  }
+  return 0;
+}
+
+}  // namespace
+}  // namespace ferry
+
+int main(int argc, char** argv) { return ferry::Main(argc, argv); }
