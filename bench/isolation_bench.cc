@@ -143,6 +143,9 @@ int Main(int argc, char** argv) {
   app.add_option("--job-workers", job_workers, "chunks the job runs at once");
   app.add_option("--record", record, "append the result to this file");
   CLI11_PARSE(app, argc, argv);
+  std::string command;
+  for (int i = 0; i < argc; ++i)
+    absl::StrAppend(&command, i ? " " : "", argv[i]);
 
   EngineRegistry engines;
   if (!RegisterXgboostEngine(&engines).ok()) return 1;
@@ -215,7 +218,7 @@ int Main(int argc, char** argv) {
     std::ofstream out(record, std::ios::app);
     out << "\n### Isolation: online p99 with and without an offline job ("
         << absl::FormatTime("%Y-%m-%d %H:%M", absl::Now(), absl::UTCTimeZone())
-        << " UTC)\n\n```\n"
+        << " UTC)\n\nCommand: `" << command << "`\n\n```\n"
         << report << "```\n";
   }
   return 0;

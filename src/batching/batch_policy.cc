@@ -43,9 +43,38 @@ void Add(Fill* fill, size_t index, const QueuedRequest& r,
 }
 
 // Greedy fill from the head of `order`.
+// Offline rows one batch may carry now (0: no cap).
+int64_t OfflineCap(const BatchPolicyOptions& options, bool online_active,
+                   LatencyPredictor predict) {
+  if (!online_active || options.offline_level < 0) return 0;
+  int64_t cap = options.max_offline_rows > 0 ? options.max_offline_rows
+                                             : options.max_batch_rows;
+  if (options.offline_batch_budget > absl::ZeroDuration()) {
+    // The largest n <= cap the engine computes within the budget (the model
+    // is monotone in rows), found by bisection.
+    int64_t lo = 1;
+    int64_t hi = cap;
+    while (lo < hi) {
+      const int64_t mid = lo + (hi - lo + 1) / 2;
+      const std::optional<absl::Duration> t = predict(mid);
+      if (!t) return options.max_offline_rows;  // no model yet
+      if (*t <= options.offline_batch_budget) {
+        lo = mid;
+      } else {
+        hi = mid - 1;
+      }
+    }
+    cap = lo;
+  }
+  return options.max_offline_rows > 0 ||
+                 options.offline_batch_budget > absl::ZeroDuration()
+             ? cap
+             : 0;
+}
+
 Fill FillBatch(absl::Span<const QueuedRequest> queue,
                const std::vector<size_t>& order,
-               const BatchPolicyOptions& options) {
+               const BatchPolicyOptions& options, int64_t offline_cap) {
   Fill fill;
   for (size_t index : order) {
     const QueuedRequest& r = queue[index];
@@ -58,8 +87,8 @@ Fill FillBatch(absl::Span<const QueuedRequest> queue,
       fill.capacity_blocked = true;
       break;
     }
-    if (options.max_offline_rows > 0 && IsOffline(r, options) &&
-        fill.offline_rows + r.rows > options.max_offline_rows) {
+    if (offline_cap > 0 && IsOffline(r, options) &&
+        fill.offline_rows + r.rows > offline_cap) {
       fill.capacity_blocked = true;
       if (options.preserve_ordering) break;
       continue;
@@ -184,7 +213,8 @@ BatchDecision DecideBatch(absl::Span<const QueuedRequest> queue,
   }
 
   // 3. Fill a batch and decide whether it goes now.
-  Fill fill = FillBatch(queue, candidates, options);
+  Fill fill = FillBatch(queue, candidates, options,
+                        OfflineCap(options, context.online_active, predict));
   std::optional<DispatchReason> reason;
   if (context.draining) {
     reason = DispatchReason::kDrain;

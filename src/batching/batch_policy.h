@@ -81,12 +81,18 @@ struct BatchPolicyOptions {
   int max_aging_levels = INT_MAX;
   bool deadline_aware = true;
   double max_padding_waste = 0.25;
-  // Requests queued at `offline_level` (-1: none) put at most
-  // `max_offline_rows` rows (0: no cap) into one batch, so an online request
-  // that arrives while offline work runs waits for one small batch, not a
-  // huge one. A batch whose offline share reached the cap dispatches as full.
+  // While online traffic is about (PolicyContext::online_active), requests
+  // queued at `offline_level` (-1: none) put at most `max_offline_rows` rows
+  // (0: no cap) into one batch, so an online request that arrives while
+  // offline work runs waits for one small batch, not a huge one; a batch
+  // whose offline share reached the cap dispatches as full. Without online
+  // traffic offline batches grow to max_batch_rows.
   int offline_level = -1;
   int64_t max_offline_rows = 0;
+  // With a latency model, the cap shrinks further to the rows the model
+  // computes within this budget (at least 1): what an online arrival may have
+  // to wait for. Zero: rows only.
+  absl::Duration offline_batch_budget = absl::ZeroDuration();
 };
 
 // Predicted compute time for a batch of `rows`; nullopt while unknown.
@@ -109,6 +115,9 @@ struct PolicyContext {
   absl::Time now;
   bool instance_free = true;
   bool draining = false;
+  // An online request arrived recently (the batcher's call): offline rows
+  // are capped per batch.
+  bool online_active = true;
 };
 
 BatchDecision DecideBatch(absl::Span<const QueuedRequest> queue,

@@ -109,6 +109,14 @@ absl::StatusOr<BatcherOptions> BatcherOptionsFromModel(
   }
   p.max_offline_rows =
       offline_rows.value_or(std::min<int64_t>(p.max_batch_rows, 256));
+  ASSIGN_OR_RETURN(std::optional<int64_t> budget_us,
+                   NumberParameter<int64_t>(model, "offline_batch_budget_us"));
+  if (budget_us && *budget_us < 0) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "model '", model.name, "': parameters.offline_batch_budget_us ",
+        *budget_us, " must be >= 0 (0: rows only)"));
+  }
+  p.offline_batch_budget = absl::Microseconds(budget_us.value_or(200));
   LevelQueueOptions offline;
   offline.max_queue_size = queue_cap;
   out.levels.push_back(offline);

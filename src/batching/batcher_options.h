@@ -19,7 +19,10 @@
 //   max_offline_batch_rows  rows of offline (job) records one batch may carry
 //                         (default min(max_batch_size, 256); 0: no cap), so
 //                         online requests never wait behind a huge offline
-//                         batch
+//                         batch; both apply only while online traffic is
+//                         about (an online request in the last second)
+//   offline_batch_budget_us  and at most the rows the latency model computes
+//                         in this time (default 200; 0: rows only)
 #ifndef FERRY_BATCHING_BATCHER_OPTIONS_H_
 #define FERRY_BATCHING_BATCHER_OPTIONS_H_
 

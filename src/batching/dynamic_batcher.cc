@@ -179,6 +179,7 @@ absl::Status DynamicBatcher::Enqueue(std::unique_ptr<Request>* request) {
         "model '", model_.name, "': the queue of priority level ", level + 1,
         " is full (", queue.max_queue_size, " requests); retry later"));
   }
+  if (!r.offline) last_online_enqueue_ = now;
   // Committed: from here the request is ours.
   std::vector<Tensor> inputs;
   inputs.reserve(order->size());
@@ -356,7 +357,8 @@ absl::Time DynamicBatcher::Step(
     AddToSnapshot(it->second);
   }
 
-  const PolicyContext context{now, !idle_.empty(), draining_};
+  const PolicyContext context{now, !idle_.empty(), draining_,
+                              now - last_online_enqueue_ < kOnlineActiveWindow};
   auto predict = [this](int64_t rows) { return latency_.Predict(rows); };
   BatchDecision decision =
       DecideBatch(snapshot_, options_.policy, context, predict);

@@ -160,6 +160,10 @@ class DynamicBatcher {
       ABSL_GUARDED_BY(mu_);                     // per instance
   std::vector<int> idle_ ABSL_GUARDED_BY(mu_);  // free instances
   bool accepting_ ABSL_GUARDED_BY(mu_) = true;
+  // When the last online request was accepted: for a second after it,
+  // offline rows per batch are capped (BatchPolicyOptions::max_offline_rows).
+  static constexpr absl::Duration kOnlineActiveWindow = absl::Seconds(1);
+  absl::Time last_online_enqueue_ ABSL_GUARDED_BY(mu_) = absl::InfinitePast();
   bool draining_ ABSL_GUARDED_BY(mu_) = false;
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;  // instance threads exit
   absl::Time drain_deadline_ ABSL_GUARDED_BY(mu_) = absl::InfiniteFuture();

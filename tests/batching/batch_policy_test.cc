@@ -367,6 +367,30 @@ std::vector<Case> Cases() {
                      false,
                      {3, 1, 4},
                      DispatchReason::kFull});
+    // A 5 ms budget with compute 2 ms + 1 ms/row: 3 offline rows at most.
+    BatchPolicyOptions budget = Opts(16);
+    budget.offline_level = 1;
+    budget.offline_batch_budget = absl::Milliseconds(5);
+    cases.push_back({"OfflineRowsStopAtTheTimeBudget",
+                     {Req(1, 2, 1), Req(2, 1, 1), Req(3, 1, 1), Req(4, 1, 0)},
+                     budget,
+                     Now(0),
+                     true,
+                     {4, 1, 2},
+                     DispatchReason::kFull});
+    PolicyContext quiet = Now(0);
+    quiet.online_active = false;
+    cases.push_back({"WithoutOnlineTrafficOfflineBatchesAreNotCapped",
+                     {Req(1, 3, 1), Req(2, 2, 1), Req(3, 1, 1)},
+                     o,
+                     quiet,
+                     false,
+                     {},
+                     {},
+                     {},
+                     {},
+                     {},
+                     At(10)});
     BatchPolicyOptions uncapped = o;
     uncapped.max_offline_rows = 0;
     cases.push_back({"NoOfflineCapWaitsForMore",

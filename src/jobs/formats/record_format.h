@@ -99,15 +99,21 @@ struct InputScan {
   std::vector<ChunkSpan> chunks;    // in file order, covering every record
 };
 
+inline constexpr int64_t kDefaultChunkBytes = int64_t{32} << 20;  // 32 MiB
+
 // Reads the whole file once (streaming) and cuts it into chunks of at most
-// `chunk_records` records. Blank lines are not records (they are skipped; line
-// numbers still count them). INVALID_ARGUMENT for an unreadable file, a CSV
-// without a header, a header with duplicate or empty names, an unterminated
-// quote (naming the line), chunk_records < 1; NOT_FOUND for a missing file.
-// Chunks begin at their first record and end after their last one's line
-// terminator; a CSV header with no rows gives no chunks.
+// `chunk_records` records, and closes a chunk once it holds `chunk_bytes`
+// (0: no byte cap), so large records (images as JSON) keep chunks, which
+// a worker holds in memory while it runs them, bounded. Blank lines are not
+// records (they are skipped; line numbers still count them). INVALID_ARGUMENT
+// for an unreadable file, a CSV without a header, a header with duplicate or
+// empty names, an unterminated quote (naming the line), chunk_records < 1;
+// NOT_FOUND for a missing file. Chunks begin at their first record and end
+// after their last one's line terminator; a CSV header with no rows gives no
+// chunks.
 absl::StatusOr<InputScan> ScanInput(const std::string& path,
-                                    RecordFormat format, int64_t chunk_records);
+                                    RecordFormat format, int64_t chunk_records,
+                                    int64_t chunk_bytes = kDefaultChunkBytes);
 
 // One record as it appears in the input.
 struct RawRecord {

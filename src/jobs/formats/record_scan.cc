@@ -70,8 +70,8 @@ class SplitterReader : public RecordReader {
 }  // namespace
 
 absl::StatusOr<InputScan> ScanInput(const std::string& path,
-                                    RecordFormat format,
-                                    int64_t chunk_records) {
+                                    RecordFormat format, int64_t chunk_records,
+                                    int64_t chunk_bytes) {
   if (chunk_records < 1) {
     return absl::InvalidArgumentError(absl::StrCat(
         "chunk size must be at least 1 record, got ", chunk_records));
@@ -101,7 +101,9 @@ absl::StatusOr<InputScan> ScanInput(const std::string& path,
     chunk.end_offset = row.end_offset;
     ++chunk.record_count;
     ++scan.records;
-    if (chunk.record_count == chunk_records) {
+    if (chunk.record_count == chunk_records ||
+        (chunk_bytes > 0 &&
+         chunk.end_offset - chunk.begin_offset >= chunk_bytes)) {
       scan.chunks.push_back(chunk);
       chunk = ChunkSpan();
     }

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstddef>
+#include <optional>
 #include <string>
 
 #include "absl/status/status.h"
@@ -80,15 +81,16 @@ bool IsIpLiteral(const std::string& host) {
   return !ec;
 }
 
-absl::Status Failure(const WebhookUrl& u, absl::string_view phase,
-                     const beast::error_code& ec, absl::Duration timeout) {
+absl::Status Failure(absl::string_view method, const WebhookUrl& u,
+                     absl::string_view phase, const beast::error_code& ec,
+                     absl::Duration timeout) {
   if (ec == beast::error::timeout || ec == net::error::timed_out) {
     return absl::DeadlineExceededError(
-        absl::StrCat("POST ", u.display, ": timed out after ",
+        absl::StrCat(method, " ", u.display, ": timed out after ",
                      absl::FormatDuration(timeout), " while ", phase));
   }
   return absl::UnavailableError(
-      absl::StrCat("POST ", u.display, ": ", phase, ": ", ec.message()));
+      absl::StrCat(method, " ", u.display, ": ", phase, ": ", ec.message()));
 }
 
 // Runs `ioc` until the one operation started on it has completed. Every
@@ -100,6 +102,7 @@ void RunPending(net::io_context& ioc) {
 }
 
 absl::StatusOr<tcp::resolver::results_type> Resolve(net::io_context& ioc,
+                                                    absl::string_view method,
                                                     const WebhookUrl& u,
                                                     SteadyTime deadline,
                                                     absl::Duration timeout) {
@@ -118,51 +121,65 @@ absl::StatusOr<tcp::resolver::results_type> Resolve(net::io_context& ioc,
   if (!done) {
     resolver.cancel();
     RunPending(ioc);
-    return Failure(u, absl::StrCat("resolving '", u.host, "'"),
+    return Failure(method, u, absl::StrCat("resolving '", u.host, "'"),
                    beast::error::timeout, timeout);
   }
   ioc.restart();
   if (ec)
-    return Failure(u, absl::StrCat("resolving '", u.host, "'"), ec, timeout);
+    return Failure(method, u, absl::StrCat("resolving '", u.host, "'"), ec,
+                   timeout);
   return endpoints;
 }
 
 template <class Stream>
-absl::StatusOr<int> Exchange(net::io_context& ioc, Stream& stream,
-                             const WebhookUrl& u,
-                             const http::request<http::string_body>& request,
-                             absl::Duration timeout) {
+absl::StatusOr<HttpReply> Exchange(
+    net::io_context& ioc, Stream& stream, const WebhookUrl& u,
+    const http::request<http::string_body>& request, absl::Duration timeout,
+    std::optional<uint64_t> body_limit) {
+  const std::string method(request.method_string());
   beast::error_code ec;
   http::async_write(stream, request,
                     [&](const beast::error_code& e, size_t) { ec = e; });
   RunPending(ioc);
-  if (ec) return Failure(u, "sending the request", ec, timeout);
+  if (ec) return Failure(method, u, "sending the request", ec, timeout);
   beast::flat_buffer buffer;
   http::response_parser<http::string_body> parser;
-  http::async_read_header(stream, buffer, parser,
-                          [&](const beast::error_code& e, size_t) { ec = e; });
+  HttpReply reply;
+  if (body_limit) {
+    parser.body_limit(*body_limit);
+    http::async_read(stream, buffer, parser,
+                     [&](const beast::error_code& e, size_t) { ec = e; });
+  } else {
+    http::async_read_header(
+        stream, buffer, parser,
+        [&](const beast::error_code& e, size_t) { ec = e; });
+  }
   RunPending(ioc);
-  if (ec) return Failure(u, "reading the response", ec, timeout);
-  return static_cast<int>(parser.get().result_int());
+  if (ec) return Failure(method, u, "reading the response", ec, timeout);
+  reply.status = static_cast<int>(parser.get().result_int());
+  reply.content_type = std::string(parser.get()[http::field::content_type]);
+  if (body_limit) reply.body = std::move(parser.get().body());
+  return reply;
 }
 
 absl::Status Connect(net::io_context& ioc, beast::tcp_stream& stream,
                      const tcp::resolver::results_type& endpoints,
-                     const WebhookUrl& u, absl::Duration timeout) {
+                     absl::string_view method, const WebhookUrl& u,
+                     absl::Duration timeout) {
   beast::error_code ec;
   stream.async_connect(endpoints, [&](const beast::error_code& e,
                                       const tcp::endpoint&) { ec = e; });
   RunPending(ioc);
-  if (ec) return Failure(u, "connecting", ec, timeout);
+  if (ec) return Failure(method, u, "connecting", ec, timeout);
   return absl::OkStatus();
 }
 
-absl::StatusOr<int> PostHttps(net::io_context& ioc,
-                              const tcp::resolver::results_type& endpoints,
-                              const WebhookUrl& u,
-                              const http::request<http::string_body>& request,
-                              SteadyTime deadline,
-                              const HttpPostOptions& options) {
+absl::StatusOr<HttpReply> SendHttps(
+    net::io_context& ioc, const tcp::resolver::results_type& endpoints,
+    const WebhookUrl& u, const http::request<http::string_body>& request,
+    SteadyTime deadline, const HttpPostOptions& options,
+    std::optional<uint64_t> body_limit) {
+  const std::string method(request.method_string());
   ssl::context ctx(ssl::context::tls_client);
   beast::error_code ec;
   if (options.ca_pem.empty()) {
@@ -171,8 +188,9 @@ absl::StatusOr<int> PostHttps(net::io_context& ioc,
     ctx.add_certificate_authority(net::buffer(options.ca_pem), ec);
   }
   if (ec) {
-    return absl::UnavailableError(absl::StrCat(
-        "POST ", u.display, ": loading trusted certificates: ", ec.message()));
+    return absl::UnavailableError(
+        absl::StrCat(method, " ", u.display,
+                     ": loading trusted certificates: ", ec.message()));
   }
   ctx.set_verify_mode(ssl::verify_peer);
   beast::ssl_stream<beast::tcp_stream> stream(ioc, ctx);
@@ -181,16 +199,16 @@ absl::StatusOr<int> PostHttps(net::io_context& ioc,
   if (!IsIpLiteral(u.host) &&
       !SSL_set_tlsext_host_name(stream.native_handle(), u.host.c_str())) {
     return absl::UnavailableError(
-        absl::StrCat("POST ", u.display, ": cannot set TLS server name"));
+        absl::StrCat(method, " ", u.display, ": cannot set TLS server name"));
   }
   beast::get_lowest_layer(stream).expires_at(deadline);
-  RETURN_IF_ERROR(Connect(ioc, beast::get_lowest_layer(stream), endpoints, u,
-                          options.timeout));
+  RETURN_IF_ERROR(Connect(ioc, beast::get_lowest_layer(stream), endpoints,
+                          method, u, options.timeout));
   stream.async_handshake(ssl::stream_base::client,
                          [&](const beast::error_code& e) { ec = e; });
   RunPending(ioc);
-  if (ec) return Failure(u, "TLS handshake", ec, options.timeout);
-  return Exchange(ioc, stream, u, request, options.timeout);
+  if (ec) return Failure(method, u, "TLS handshake", ec, options.timeout);
+  return Exchange(ioc, stream, u, request, options.timeout, body_limit);
 }
 
 }  // namespace
@@ -258,40 +276,74 @@ absl::StatusOr<WebhookUrl> ParseWebhookUrl(absl::string_view url) {
   return u;
 }
 
-absl::StatusOr<int> PostJson(const std::string& url, absl::string_view body,
-                             const HttpHeaders& headers,
-                             const HttpPostOptions& options) {
+namespace {
+
+absl::StatusOr<HttpReply> Send(http::verb verb, const std::string& url,
+                               absl::string_view body,
+                               absl::string_view content_type,
+                               const HttpHeaders& headers,
+                               const HttpPostOptions& options,
+                               std::optional<uint64_t> body_limit) {
+  const std::string method(http::to_string(verb));
   ASSIGN_OR_RETURN(const WebhookUrl u, ParseWebhookUrl(url));
-  http::request<http::string_body> request{http::verb::post, u.target, 11};
+  http::request<http::string_body> request{verb, u.target, 11};
   request.set(http::field::host, HostHeader(u));
-  request.set(http::field::user_agent, "Ferry-Webhook/1");
-  request.set(http::field::content_type, "application/json");
+  request.set(http::field::user_agent, "Ferry/1");
+  if (!content_type.empty()) {
+    request.set(http::field::content_type, std::string(content_type));
+  }
   request.set(http::field::connection, "close");
   for (const auto& [name, value] : headers) {
     // Beast writes fields verbatim; a CR or LF would start a new header.
     if (name.empty() || HasControlOrSpace(name) ||
         value.find_first_of("\r\n\0", 0, 3) != std::string::npos) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("POST ", u.display, ": header '", absl::CEscape(name),
-                       "' has an empty name or a control byte"));
+      return absl::InvalidArgumentError(absl::StrCat(
+          method, " ", u.display, ": header '", absl::CEscape(name),
+          "' has an empty name or a control byte"));
     }
     request.set(name, value);
   }
-  request.body() = std::string(body);
-  request.prepare_payload();
+  if (verb != http::verb::get || !body.empty()) {
+    request.body() = std::string(body);
+    request.prepare_payload();
+  }
 
   const SteadyTime deadline = std::chrono::steady_clock::now() +
                               absl::ToChronoNanoseconds(options.timeout);
   net::io_context ioc;
   ASSIGN_OR_RETURN(const tcp::resolver::results_type endpoints,
-                   Resolve(ioc, u, deadline, options.timeout));
+                   Resolve(ioc, method, u, deadline, options.timeout));
   if (u.https) {
-    return PostHttps(ioc, endpoints, u, request, deadline, options);
+    return SendHttps(ioc, endpoints, u, request, deadline, options, body_limit);
   }
   beast::tcp_stream stream(ioc);
   stream.expires_at(deadline);
-  RETURN_IF_ERROR(Connect(ioc, stream, endpoints, u, options.timeout));
-  return Exchange(ioc, stream, u, request, options.timeout);
+  RETURN_IF_ERROR(Connect(ioc, stream, endpoints, method, u, options.timeout));
+  return Exchange(ioc, stream, u, request, options.timeout, body_limit);
+}
+
+}  // namespace
+
+absl::StatusOr<int> PostJson(const std::string& url, absl::string_view body,
+                             const HttpHeaders& headers,
+                             const HttpPostOptions& options) {
+  ASSIGN_OR_RETURN(HttpReply reply,
+                   Send(http::verb::post, url, body, "application/json",
+                        headers, options, std::nullopt));
+  return reply.status;
+}
+
+absl::StatusOr<HttpReply> HttpCall(
+    absl::string_view method, const std::string& url, absl::string_view body,
+    absl::string_view content_type, const HttpHeaders& headers,
+    const HttpPostOptions& options, uint64_t max_body_bytes) {
+  const http::verb verb =
+      http::string_to_verb(beast::string_view(method.data(), method.size()));
+  if (verb == http::verb::unknown) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("unknown HTTP method '", method, "'"));
+  }
+  return Send(verb, url, body, content_type, headers, options, max_body_bytes);
 }
 
 absl::StatusOr<int> PostJson(const std::string& url, absl::string_view body,

@@ -65,6 +65,24 @@ absl::StatusOr<int> PostJson(const std::string& url, absl::string_view body,
                              const HttpHeaders& headers,
                              absl::Duration timeout);
 
+struct HttpReply {
+  int status = 0;
+  std::string content_type;
+  std::string body;
+};
+
+// Any method (GET, POST, DELETE, ...), reading the whole response body (at
+// most `max_body_bytes`; more is UNAVAILABLE). `content_type` empty: no
+// Content-Type header. Same URL rules, timeouts and errors as PostJson. For
+// clients of Ferry's own API (`ferry jobs`).
+absl::StatusOr<HttpReply> HttpCall(absl::string_view method,
+                                   const std::string& url,
+                                   absl::string_view body,
+                                   absl::string_view content_type,
+                                   const HttpHeaders& headers,
+                                   const HttpPostOptions& options,
+                                   uint64_t max_body_bytes = uint64_t{1} << 31);
+
 }  // namespace ferry
 
 #endif  // FERRY_JOBS_WEBHOOK_HTTP_POST_H_

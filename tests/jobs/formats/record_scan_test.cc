@@ -163,6 +163,23 @@ TEST_F(RecordScanTest, CsvHeaderRecordsAndChunks) {
       (std::vector<Rec>{{0, 2, "1,2,3"}, {1, 3, "4,5,6"}, {2, 4, "7,8,9"}}));
 }
 
+TEST_F(RecordScanTest, ChunksCloseAtTheByteCapToo) {
+  // Each record is 6 bytes with its newline; a 12-byte cap makes chunks of 2
+  // even though 100 records would be allowed.
+  const std::string path =
+      Write("bytes.csv", "id,a,b\n1,2,3\n4,5,6\n7,8,9\n1,1,1\n2,2,2\n");
+  auto scan = ScanInput(path, RecordFormat::kCsv, 100, /*chunk_bytes=*/12);
+  ASSERT_TRUE(scan.ok()) << scan.status();
+  ASSERT_EQ(scan->chunks.size(), 3u);
+  EXPECT_EQ(scan->chunks[0].record_count, 2);
+  EXPECT_EQ(scan->chunks[1].record_count, 2);
+  EXPECT_EQ(scan->chunks[2].record_count, 1);
+  EXPECT_EQ(ReadAllChunks(path, *scan).size(), 5u);
+  auto uncapped = ScanInput(path, RecordFormat::kCsv, 100, 0);
+  ASSERT_TRUE(uncapped.ok());
+  EXPECT_EQ(uncapped->chunks.size(), 1u);
+}
+
 TEST_F(RecordScanTest, QuotedNewlinesCrlfBomBlankLinesAndNoFinalNewline) {
   const std::string data =
       "\xEF\xBB\xBF"
