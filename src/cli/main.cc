@@ -5,6 +5,7 @@
 #include "CLI/CLI.hpp"
 #include "cli/builtin_engines.h"
 #include "cli/infer_command.h"
+#include "cli/jobs_command.h"
 #include "cli/models_command.h"
 #include "cli/run_command.h"
 #include "cli/serve_command.h"
@@ -22,10 +23,12 @@ int main(int argc, char** argv) {
   ferry::InferCommandOptions infer_options;
   ferry::ServeCommandOptions serve_options;
   ferry::RunCommandOptions run_options;
+  ferry::JobsCommandOptions jobs_options;
   CLI::App* models = ferry::AddModelsCommand(app, &models_options);
   CLI::App* infer = ferry::AddInferCommand(app, &infer_options);
   CLI::App* serve = ferry::AddServeCommand(app, &serve_options);
   CLI::App* run = ferry::AddRunCommand(app, &run_options);
+  CLI::App* jobs = ferry::AddJobsCommand(app, &jobs_options);
   CLI11_PARSE(app, argc, argv);
 
   ferry::EngineRegistry engines;
@@ -39,6 +42,9 @@ int main(int argc, char** argv) {
   }
   if (infer->parsed()) {
     return ferry::RunInferCommand(infer_options, engines, std::cout, std::cerr);
+  }
+  if (jobs->parsed()) {
+    return ferry::RunJobsCommand(jobs_options, std::cout, std::cerr);
   }
   if (run->parsed()) {
     return ferry::RunRunCommand(run_options, engines, std::cout, std::cerr);

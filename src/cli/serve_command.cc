@@ -5,17 +5,127 @@
 #include <signal.h>
 
 #include <cstring>
+#include <filesystem>
+#include <fstream>
 #include <memory>
+#include <optional>
+#include <sstream>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "api/grpc/grpc_server.h"
 #include "api/http/http_server.h"
+#include "api/http/jobs_handler.h"
 #include "core/logging.h"
+#include "core/status_macros.h"
+#include "jobs/data_roots.h"
+#include "jobs/file_store.h"
+#include "jobs/files.h"
+#include "jobs/job_notifier.h"
+#include "jobs/job_runner.h"
+#include "jobs/webhook/webhook.h"
 #include "metrics/collect.h"
 #include "metrics/prometheus_text.h"
 #include "repository/model_manager.h"
+#include "storage/sqlite_job_store.h"
 
 namespace ferry {
+namespace {
+
+namespace fs = std::filesystem;
+
+absl::StatusOr<std::string> ReadSecret(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--webhook-secret-file '", path, "' cannot be read"));
+  }
+  std::ostringstream s;
+  s << in.rdbuf();
+  std::string secret(absl::StripAsciiWhitespace(s.str()));
+  if (secret.empty()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--webhook-secret-file '", path, "' is empty"));
+  }
+  return secret;
+}
+
+// The offline side of the server: the state directory (locked), the job
+// store, the files, the runner, webhooks and the /v1 handler. Members are
+// destroyed in reverse order, so the handler goes before the runner, and the
+// runner before the notifier it reports to.
+struct JobServices {
+  DirectoryLock lock;
+  std::unique_ptr<SqliteJobStore> store;
+  std::unique_ptr<FileStore> files;
+  std::unique_ptr<WebhookSender> sender;
+  std::unique_ptr<JobNotifier> notifier;
+  std::unique_ptr<JobRunner> runner;
+  std::unique_ptr<JobsHandler> handler;
+
+  // Stops taking chunks (running ones are given back) and stops webhooks.
+  void Stop() {
+    runner->Stop();
+    if (notifier) notifier->Stop();
+  }
+};
+
+absl::StatusOr<std::unique_ptr<JobServices>> MakeJobServices(
+    const ServeCommandOptions& o, ModelManager* manager) {
+  auto j = std::make_unique<JobServices>();
+  std::error_code ec;
+  const fs::path state = fs::absolute(o.state_dir, ec);
+  fs::create_directories(state, ec);
+  if (ec) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "cannot create --state-dir '", o.state_dir, "': ", ec.message()));
+  }
+  ASSIGN_OR_RETURN(j->lock, DirectoryLock::Acquire(state));
+  ASSIGN_OR_RETURN(j->store,
+                   SqliteJobStore::Open((state / "jobs.db").string()));
+  ASSIGN_OR_RETURN(j->files, FileStore::Open(state / "files"));
+  JobsHandlerOptions handler;
+  handler.state_dir = state;
+  ASSIGN_OR_RETURN(handler.data_roots,
+                   DataRoots::Create(o.data_roots, {state}));
+  handler.price_per_instance_hour = o.price_per_instance_hour;
+  if (!o.webhook_secret_file.empty()) {
+    ASSIGN_OR_RETURN(std::string secret, ReadSecret(o.webhook_secret_file));
+    j->sender =
+        std::make_unique<WebhookSender>(RealClock::Get(), std::move(secret));
+    JobNotifier::Options n;
+    // Jobs whose results are files of the API name them by file id.
+    n.annotate = [files = j->files.get()](const JobRecord& job,
+                                          WebhookEvent* e) {
+      if (fs::path(job.output_path).parent_path() != files->dir()) return;
+      const JobResultFiles ids = RegisterJobResults(*files, job);
+      e->output_path = ids.output_file_id;
+      e->error_path = ids.error_file_id;
+    };
+    j->notifier = std::make_unique<JobNotifier>(j->sender.get(), std::move(n));
+    handler.webhooks_enabled = true;
+  }
+  JobRunner::Options r;
+  // A stable id, so that a restarted server (the lock proves the previous
+  // one is dead) takes its chunks back at once instead of after the lease.
+  r.worker_id = "local";
+  r.reclaim_own_leases = true;
+  r.work_dir = state / "parts";
+  r.parallel_chunks = o.job_workers;
+  r.on_terminal = [files = j->files.get(),
+                   notifier = j->notifier.get()](const JobRecord& job) {
+    RegisterJobResults(*files, job);
+    if (notifier != nullptr) notifier->Notify(job);
+  };
+  j->runner = std::make_unique<JobRunner>(j->store.get(), j->store.get(),
+                                          manager, std::move(r));
+  j->handler =
+      std::make_unique<JobsHandler>(j->runner.get(), j->store.get(), manager,
+                                    j->files.get(), std::move(handler));
+  return j;
+}
+
+}  // namespace
 
 CLI::App* AddServeCommand(CLI::App& app, ServeCommandOptions* options) {
   CLI::App* cmd = app.add_subcommand(
@@ -48,6 +158,29 @@ CLI::App* AddServeCommand(CLI::App& app, ServeCommandOptions* options) {
                   "Largest request body; larger ones get 413")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
+  cmd->add_option("--state-dir", options->state_dir,
+                  "Job store, part files and uploaded files (one server per "
+                  "directory)")
+      ->capture_default_str();
+  cmd->add_option("--data-root", options->data_roots,
+                  "Directory native jobs may read inputs from and write "
+                  "outputs to (repeatable; default: none)")
+      ->check(CLI::ExistingDirectory);
+  cmd->add_option("--webhook-secret-file", options->webhook_secret_file,
+                  "File holding the HMAC secret that signs job webhooks "
+                  "(default: webhooks refused)")
+      ->check(CLI::ExistingFile);
+  cmd->add_option("--job-workers", options->job_workers,
+                  "Job chunks processed at once")
+      ->check(CLI::Range(1, 64))
+      ->capture_default_str();
+  cmd->add_option("--price-per-instance-hour", options->price_per_instance_hour,
+                  "For the cost shown in job objects")
+      ->check(CLI::NonNegativeNumber);
+  cmd->add_option("--max-upload-bytes", options->max_upload_bytes,
+                  "Largest file upload (POST /v1/files); larger ones get 413")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
   cmd->footer(
       "Example:\n"
       "  ferry serve --model-repository example-models --http-port 8000\n"
@@ -76,12 +209,20 @@ int RunServeCommand(const ServeCommandOptions& options,
   ModelManager::Options manager_options;
   manager_options.unload_grace = grace;
   ModelManager manager(options.model_repository, &engines, manager_options);
+  absl::StatusOr<std::unique_ptr<JobServices>> jobs =
+      MakeJobServices(options, &manager);
+  if (!jobs.ok()) {
+    err << "ferry serve: " << jobs.status().message() << "\n";
+    return 1;
+  }
 
   HttpServerOptions http;
   http.address = options.http_address;
   http.port = options.http_port;
   http.io_threads = options.http_threads;
   http.max_body_bytes = options.max_body_bytes;
+  http.max_upload_bytes = options.max_upload_bytes;
+  http.jobs = (*jobs)->handler.get();
   http.metrics_text = [&manager] {
     return RenderPrometheus(CollectMetrics(manager));
   };
@@ -127,6 +268,8 @@ int RunServeCommand(const ServeCommandOptions& options,
     ++ready;
     if (example_model.empty()) example_model = m.name;
   }
+  // Jobs left running by a previous server continue now.
+  (*jobs)->runner->Start();
   const int port = (*server)->port();
   out << "ferry serve: " << ready << "/" << total << " models ready; HTTP on "
       << options.http_address << ":" << port << " (http_port=" << port
@@ -141,6 +284,9 @@ int RunServeCommand(const ServeCommandOptions& options,
   }
   FERRY_LOG(kInfo, "ferry serve: ", strsignal(signal_number),
             ": draining (grace ", absl::FormatDuration(grace), ")");
+  // Running chunks are given back before the models go: they run again, whole,
+  // on the next start.
+  (*jobs)->Stop();
   // New inferences now get 503; accepted ones run or are answered 503 when
   // the grace runs out. Then the HTTP server writes what it owes and stops.
   manager.Shutdown(grace);

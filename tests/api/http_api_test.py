@@ -9,6 +9,7 @@ SIGTERM.
 Run by CTest as: /usr/bin/python3 http_api_test.py FERRY_BINARY SOURCE_DIR
 """
 
+import atexit
 import concurrent.futures
 import json
 import os
@@ -87,9 +88,14 @@ class Server:
     """A `ferry serve` process on a free loopback port."""
 
     def __init__(self, repo, *extra):
+        # Each server has a job state directory of its own (one server per
+        # directory); not inside the repository, where it would read as a model.
+        state = tempfile.mkdtemp(prefix="ferry-http-test-state-")
+        atexit.register(shutil.rmtree, state, True)
         self.proc = subprocess.Popen(
             [FERRY, "serve", "--model-repository", repo, "--http-address", "127.0.0.1",
-             "--http-port", "0", "--grpc-port", "0", "--http-threads", "2", *extra],
+             "--http-port", "0", "--grpc-port", "0", "--http-threads", "2",
+             "--state-dir", state, *extra],
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         line = self.proc.stdout.readline()  # printed once LoadAll finished
         m = re.search(r"http_port=(\d+)", line)

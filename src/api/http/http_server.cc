@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "api/http/http_server.h"
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <exception>
@@ -57,7 +58,8 @@ struct ServerCore {
         ioc(options.io_threads),
         acceptor(net::make_strand(ioc)),
         blocking(1),
-        handler(manager, options.metrics_text, blocking.get_executor()) {}
+        handler(manager, options.metrics_text, blocking.get_executor(),
+                options.jobs) {}
 
   void DoAccept(std::shared_ptr<ServerCore> self);
   void Register(Session* s, std::weak_ptr<Session> w) ABSL_LOCKS_EXCLUDED(mu) {
@@ -117,7 +119,13 @@ class Session : public std::enable_shared_from_this<Session> {
     busy_ = false;
     if (close_after_write_) return Close();
     parser_.emplace();
-    parser_->body_limit(core_->options.max_body_bytes);
+    // The parser checks a Content-Length against its limit while it reads the
+    // header, before OnHeader knows whether this is an upload: start with the
+    // larger limit; OnHeader sets the request's own.
+    parser_->body_limit(core_->options.jobs != nullptr
+                            ? std::max(core_->options.max_body_bytes,
+                                       core_->options.max_upload_bytes)
+                            : core_->options.max_body_bytes);
     stream_.expires_after(kIdleTimeout);
     http::async_read_header(
         stream_, buffer_, *parser_,
@@ -132,8 +140,12 @@ class Session : public std::enable_shared_from_this<Session> {
     const auto& req = parser_->get();
     version_ = req.version();
     keep_alive_ = req.keep_alive();
-    if (auto length = parser_->content_length();
-        length && *length > core_->options.max_body_bytes) {
+    // Uploads have a limit of their own. No body byte has been parsed yet, so
+    // the parser's limit can still change.
+    upload_ = IsUpload(req);
+    const size_t limit = body_limit();
+    parser_->body_limit(limit);
+    if (auto length = parser_->content_length(); length && *length > limit) {
       return SendTooLarge();
     }
     if (beast::iequals(req[http::field::expect], "100-continue")) {
@@ -159,8 +171,23 @@ class Session : public std::enable_shared_from_this<Session> {
                      });
   }
 
+  // A file upload (POST /v1/files), which has a body limit of its own.
+  bool IsUpload(const http::request<http::string_body>& req) const {
+    if (core_->options.jobs == nullptr || req.method() != http::verb::post) {
+      return false;
+    }
+    absl::string_view target(req.target().data(), req.target().size());
+    target = target.substr(0, target.find('?'));
+    return target == "/v1/files" || target == "/v1/files/";
+  }
+
   void OnReadError(beast::error_code ec) {
-    if (ec == http::error::body_limit) return SendTooLarge();
+    if (ec == http::error::body_limit) {
+      // Also raised while the header is read (a Content-Length over the
+      // limit), before OnHeader ran.
+      upload_ = IsUpload(parser_->get());
+      return SendTooLarge();
+    }
     if (busy_ && ec != http::error::end_of_stream &&
         ec != net::error::operation_aborted && ec != beast::error::timeout &&
         ec != net::error::connection_reset) {
@@ -195,10 +222,17 @@ class Session : public std::enable_shared_from_this<Session> {
   void SendTooLarge() {
     close_after_write_ = true;
     drain_after_write_ = true;
-    Send(ErrorResponse(http::status::payload_too_large,
-                       absl::StrCat("request body is larger than the limit of ",
-                                    core_->options.max_body_bytes,
-                                    " bytes (ferry serve --max-body-bytes)")));
+    Send(ErrorResponse(
+        http::status::payload_too_large,
+        absl::StrCat("request body is larger than the limit of ", body_limit(),
+                     upload_ ? " bytes for uploads (ferry serve "
+                               "--max-upload-bytes)"
+                             : " bytes (ferry serve --max-body-bytes)")));
+  }
+
+  size_t body_limit() const {
+    return upload_ ? core_->options.max_upload_bytes
+                   : core_->options.max_body_bytes;
   }
 
   void Send(HttpResponse res) {
@@ -265,6 +299,7 @@ class Session : public std::enable_shared_from_this<Session> {
   bool busy_ = false;  // a request is being read or answered
   bool close_after_write_ = false;
   bool drain_after_write_ = false;
+  bool upload_ = false;  // the request is a file upload (POST /v1/files)
 };
 
 void ServerCore::DoAccept(std::shared_ptr<ServerCore> self) {
@@ -302,8 +337,9 @@ absl::StatusOr<std::unique_ptr<HttpServer>> HttpServer::Start(
     return absl::InvalidArgumentError(
         absl::StrCat("port ", options.port, " is not in [0, 65535]"));
   }
-  if (options.max_body_bytes == 0) {
-    return absl::InvalidArgumentError("max_body_bytes must be positive");
+  if (options.max_body_bytes == 0 || options.max_upload_bytes == 0) {
+    return absl::InvalidArgumentError(
+        "max_body_bytes and max_upload_bytes must be positive");
   }
   boost::system::error_code ec;
   const net::ip::address address = net::ip::make_address(options.address, ec);

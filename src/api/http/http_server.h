@@ -29,6 +29,8 @@
 
 namespace ferry {
 
+class JobsHandler;
+
 struct HttpServerOptions {
   std::string address = "0.0.0.0";
   int port = 8000;  // 0: pick a free port (see HttpServer::port())
@@ -36,6 +38,11 @@ struct HttpServerOptions {
   size_t max_body_bytes = size_t{64} << 20;  // larger bodies get 413
   // Renders GET /metrics (Prometheus text); empty function or empty text: 404.
   std::function<std::string()> metrics_text;
+  // Answers /v1 (the job API); null: 404. Must outlive the server.
+  JobsHandler* jobs = nullptr;
+  // The body limit of file uploads (POST /v1/files) instead of
+  // max_body_bytes.
+  size_t max_upload_bytes = size_t{256} << 20;
 };
 
 namespace http_internal {

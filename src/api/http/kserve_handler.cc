@@ -8,9 +8,11 @@
 #include <utility>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "api/http/jobs_handler.h"
 #include "api/inference_statistics.h"
 #include "api/json_writer.h"
 #include "api/kserve_json.h"
@@ -179,10 +181,12 @@ struct KserveHandler::Route {
 
 KserveHandler::KserveHandler(ModelManager* manager,
                              std::function<std::string()> metrics_text,
-                             boost::asio::any_io_executor blocking)
+                             boost::asio::any_io_executor blocking,
+                             JobsHandler* jobs)
     : manager_(manager),
       metrics_text_(std::move(metrics_text)),
-      blocking_(std::move(blocking)) {}
+      blocking_(std::move(blocking)),
+      jobs_(jobs) {}
 
 void KserveHandler::Handle(HttpRequest request,
                            boost::asio::any_io_executor executor,
@@ -192,6 +196,14 @@ void KserveHandler::Handle(HttpRequest request,
   try {
     absl::string_view target(request.target().data(), request.target().size());
     target = target.substr(0, target.find('?'));
+    if (target == "/v1" || absl::StartsWith(target, "/v1/")) {
+      if (jobs_ == nullptr) {
+        return respond(ErrorResponse(http::status::not_found,
+                                     "the job API (/v1) is not enabled"));
+      }
+      return jobs_->Handle(std::move(request), std::move(executor),
+                           std::move(respond));
+    }
     std::vector<absl::string_view> raw =
         absl::StrSplit(target, '/', absl::SkipEmpty());
     std::vector<std::string> segs;

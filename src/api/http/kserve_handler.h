@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // KserveHandler: the endpoints of Ferry's REST API (KServe v2, Triton's binary
 // tensor, model repository, configuration and statistics extensions, and
-// /metrics), from a parsed HTTP request to an HTTP response. HttpServer's
+// /metrics; /v1 paths go to the JobsHandler), from a parsed HTTP request to
+// an HTTP response. HttpServer's
 // connections call it; it knows nothing of sockets. docs/api.md lists the
 // endpoints and the status codes.
 //
@@ -40,15 +41,19 @@ HttpResponse ErrorResponse(const absl::Status& status);
 HttpResponse ErrorResponse(boost::beast::http::status code,
                            absl::string_view message);
 
+class JobsHandler;
+
 class KserveHandler {
  public:
   // Called exactly once, on the executor given to Handle(). The caller sets
   // the response's HTTP version and keep-alive.
   using Respond = absl::AnyInvocable<void(HttpResponse)>;
 
+  // `jobs` answers every /v1 path (the job API); null: those paths are 404.
   KserveHandler(ModelManager* manager,
                 std::function<std::string()> metrics_text,
-                boost::asio::any_io_executor blocking);
+                boost::asio::any_io_executor blocking,
+                JobsHandler* jobs = nullptr);
 
   // Answers `request`, possibly before returning (then on the calling thread,
   // which must be running on `executor`), possibly later via `executor`.
@@ -71,6 +76,7 @@ class KserveHandler {
   ModelManager* const manager_;
   const std::function<std::string()> metrics_text_;
   const boost::asio::any_io_executor blocking_;
+  JobsHandler* const jobs_;
 };
 
 }  // namespace ferry
