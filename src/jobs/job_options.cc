@@ -95,9 +95,10 @@ absl::StatusOr<absl::Duration> ParseCompletionWindow(absl::string_view text) {
 }
 
 absl::Status ValidateJobOptions(const JobOptions& o) {
-  if (o.chunk_records < 1) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "chunk_size ", o.chunk_records, " must be at least 1 record"));
+  if (o.chunk_records < 1 || o.chunk_records > kMaxChunkRecords) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("chunk_size ", o.chunk_records, " must be 1..",
+                     kMaxChunkRecords, " records"));
   }
   if (o.max_attempts < 1 || o.max_attempts > 100) {
     return absl::InvalidArgumentError(
@@ -157,85 +158,84 @@ absl::StatusOr<JobOptions> JobOptionsFromJson(absl::string_view json) {
   JobOptions o;
   for (auto field : obj) {
     const absl::string_view key(field.key.data(), field.key.size());
-    element v = field.value;
-    std::string_view s;
-    int64_t i = 0;
-    bool b = false;
+    const element v = field.value;
+    // Typed readers: each names the field when the value has the wrong type.
+    auto text = [&]() -> absl::StatusOr<std::string> {
+      std::string_view s;
+      if (v.get_string().get(s) != simdjson::SUCCESS) {
+        return FieldError(key, "a string");
+      }
+      return std::string(s);
+    };
+    auto texts = [&](std::vector<std::string>* out) -> absl::Status {
+      simdjson::dom::array arr;
+      if (v.get_array().get(arr) != simdjson::SUCCESS) {
+        return FieldError(key, "an array of strings");
+      }
+      for (element c : arr) {
+        std::string_view s;
+        if (c.get_string().get(s) != simdjson::SUCCESS) {
+          return FieldError(key, "an array of strings");
+        }
+        out->emplace_back(s);
+      }
+      return absl::OkStatus();
+    };
+    auto integer = [&]() -> absl::StatusOr<int64_t> {
+      int64_t i = 0;
+      if (v.get_int64().get(i) != simdjson::SUCCESS) {
+        return FieldError(key, "an integer");
+      }
+      return i;
+    };
     if (key == "format") {
-      if (v.get_string().get(s) != simdjson::SUCCESS)
-        return FieldError(key, "a string");
-      ASSIGN_OR_RETURN(
-          o.format,
-          ResolveRecordFormat(absl::string_view(s.data(), s.size()), ""));
+      ASSIGN_OR_RETURN(std::string s, text());
+      ASSIGN_OR_RETURN(o.format, ResolveRecordFormat(s, ""));
     } else if (key == "id_column") {
-      if (v.get_string().get(s) != simdjson::SUCCESS)
-        return FieldError(key, "a string");
-      o.csv.id_column = std::string(s);
+      ASSIGN_OR_RETURN(o.csv.id_column, text());
     } else if (key == "columns") {
-      simdjson::dom::array arr;
-      if (v.get_array().get(arr) != simdjson::SUCCESS)
-        return FieldError(key, "an array of strings");
-      for (element c : arr) {
-        if (c.get_string().get(s) != simdjson::SUCCESS)
-          return FieldError(key, "an array of strings");
-        o.csv.columns.emplace_back(s);
-      }
+      RETURN_IF_ERROR(texts(&o.csv.columns));
     } else if (key == "header") {
-      simdjson::dom::array arr;
-      if (v.get_array().get(arr) != simdjson::SUCCESS)
-        return FieldError(key, "an array of strings");
-      for (element c : arr) {
-        if (c.get_string().get(s) != simdjson::SUCCESS)
-          return FieldError(key, "an array of strings");
-        o.header.emplace_back(s);
-      }
+      RETURN_IF_ERROR(texts(&o.header));
     } else if (key == "keep_columns") {
-      if (v.get_bool().get(b) != simdjson::SUCCESS)
+      bool b = false;
+      if (v.get_bool().get(b) != simdjson::SUCCESS) {
         return FieldError(key, "true or false");
+      }
       o.csv.keep_columns = b;
     } else if (key == "chunk_size") {
-      if (v.get_int64().get(i) != simdjson::SUCCESS)
-        return FieldError(key, "an integer");
-      o.chunk_records = i;
+      ASSIGN_OR_RETURN(o.chunk_records, integer());
     } else if (key == "max_attempts") {
-      if (v.get_int64().get(i) != simdjson::SUCCESS || i > 1000 || i < -1000)
-        return FieldError(key, "an integer");
+      ASSIGN_OR_RETURN(int64_t i, integer());
+      if (i > 1000 || i < -1000) return FieldError(key, "1..100");
       o.max_attempts = static_cast<int>(i);
     } else if (key == "completion_window_s") {
-      if (v.get_int64().get(i) != simdjson::SUCCESS)
-        return FieldError(key, "an integer");
+      ASSIGN_OR_RETURN(int64_t i, integer());
       o.completion_window = absl::Seconds(i);
     } else if (key == "run_window") {
-      if (v.get_string().get(s) != simdjson::SUCCESS)
-        return FieldError(key, "a string HH:MM-HH:MM");
-      ASSIGN_OR_RETURN(o.run_window,
-                       ParseRunWindow(absl::string_view(s.data(), s.size())));
+      ASSIGN_OR_RETURN(std::string s, text());
+      ASSIGN_OR_RETURN(o.run_window, ParseRunWindow(s));
     } else if (key == "time_zone") {
-      if (v.get_string().get(s) != simdjson::SUCCESS)
-        return FieldError(key, "a string");
-      o.time_zone = std::string(s);
+      ASSIGN_OR_RETURN(o.time_zone, text());
     } else if (key == "webhook_url") {
-      if (v.get_string().get(s) != simdjson::SUCCESS)
-        return FieldError(key, "a string");
-      o.webhook_url = std::string(s);
+      ASSIGN_OR_RETURN(o.webhook_url, text());
     } else if (key == "metadata") {
       object md;
-      if (v.get_object().get(md) != simdjson::SUCCESS)
+      if (v.get_object().get(md) != simdjson::SUCCESS) {
         return FieldError(key, "an object of strings");
+      }
       for (auto kv : md) {
-        if (kv.value.get_string().get(s) != simdjson::SUCCESS)
+        std::string_view s;
+        if (kv.value.get_string().get(s) != simdjson::SUCCESS) {
           return FieldError(absl::StrCat("metadata.", std::string(kv.key)),
                             "a string");
+        }
         o.metadata.emplace_back(std::string(kv.key), std::string(s));
       }
     } else if (key == "endpoint") {
-      if (v.get_string().get(s) != simdjson::SUCCESS)
-        return FieldError(key, "a string");
-      o.endpoint = std::string(s);
+      ASSIGN_OR_RETURN(o.endpoint, text());
     } else if (key == "replay_of") {
-      if (v.get_string().get(s) != simdjson::SUCCESS)
-        return FieldError(key, "a string");
-      o.replay_of = std::string(s);
+      ASSIGN_OR_RETURN(o.replay_of, text());
     }
     // Unknown keys: written by a newer Ferry; ignored.
   }

@@ -36,6 +36,10 @@ bool InRunWindow(const RunWindow& window, absl::Time now, absl::TimeZone tz);
 absl::Time NextRunWindowOpen(const RunWindow& window, absl::Time now,
                              absl::TimeZone tz);
 
+// A worker holds a chunk's records in memory while it runs them: chunks are
+// bounded in records here and in bytes by ScanInput.
+inline constexpr int64_t kMaxChunkRecords = 1'000'000;
+
 struct JobOptions {
   RecordFormat format = RecordFormat::kCsv;
   CsvOptions csv;

@@ -32,8 +32,8 @@ bool LiveLease(const ChunkRecord& c, absl::Time now) {
 
 }  // namespace
 
-std::string JobPartName(int64_t index, const char* ext) {
-  return absl::StrFormat("%08d.%s", index, ext);
+std::string JobPartName(int64_t index, int attempt, const char* ext) {
+  return absl::StrFormat("%08d.a%d.%s", index, attempt, ext);
 }
 
 std::string NewJobId() {
@@ -58,9 +58,9 @@ std::string JobRunner::WorkerId(int worker) const {
 }
 
 std::filesystem::path JobRunner::PartPath(const std::string& job_id,
-                                          int64_t index,
+                                          int64_t index, int attempt,
                                           const char* ext) const {
-  return options_.work_dir / job_id / JobPartName(index, ext);
+  return options_.work_dir / job_id / JobPartName(index, attempt, ext);
 }
 
 absl::StatusOr<JobRecord> JobRunner::Submit(const JobSpec& spec) {
@@ -238,6 +238,22 @@ void JobRunner::Start() {
     } else if (*n > 0) {
       FERRY_LOG(kInfo, "took back ", *n,
                 " chunk(s) left running by an earlier process");
+    }
+    // A job still validating was being submitted by that dead process: its
+    // chunks may be missing, so it cannot run.
+    absl::StatusOr<std::vector<JobRecord>> stale =
+        store_->ListJobsInStates({JobState::kValidating});
+    if (stale.ok()) {
+      for (const JobRecord& job : *stale) {
+        if (store_
+                ->Transition(job.id, {JobState::kValidating}, JobState::kFailed,
+                             options_.clock->Now(),
+                             "the process that was validating this job "
+                             "stopped; submit it again")
+                .ok()) {
+          ReportTerminal(job.id);
+        }
+      }
     }
   }
   MutexLock lock(&mu_);
@@ -424,7 +440,7 @@ bool JobRunner::RunOneChunk(int worker) {
   absl::StatusOr<ChunkOutcome> outcome = ExecuteChunk(
       p.job.input_path, p.options.format, span, *p.codec, infer, exec);
   absl::Status status = outcome.status();
-  if (outcome.ok()) status = WritePart(p, index, *outcome);
+  if (outcome.ok()) status = WritePart(p, index, chunk->attempts, *outcome);
   if (status.ok()) {
     status = queue_->Complete(job_id, index, wid, outcome->result);
     if (!status.ok()) {
@@ -454,13 +470,13 @@ bool JobRunner::RunOneChunk(int worker) {
   return true;
 }
 
-absl::Status JobRunner::WritePart(const Prepared& p, int64_t index,
+absl::Status JobRunner::WritePart(const Prepared& p, int64_t index, int attempt,
                                   const ChunkOutcome& outcome) {
-  RETURN_IF_ERROR(
-      WriteFileAtomically(PartPath(p.job.id, index, "out"), outcome.output));
-  RETURN_IF_ERROR(
-      WriteFileAtomically(PartPath(p.job.id, index, "err"), outcome.errors));
-  return WriteFileAtomically(PartPath(p.job.id, index, "dead"),
+  RETURN_IF_ERROR(WriteFileAtomically(PartPath(p.job.id, index, attempt, "out"),
+                                      outcome.output));
+  RETURN_IF_ERROR(WriteFileAtomically(PartPath(p.job.id, index, attempt, "err"),
+                                      outcome.errors));
+  return WriteFileAtomically(PartPath(p.job.id, index, attempt, "dead"),
                              outcome.dead_letters);
 }
 
@@ -480,6 +496,13 @@ void JobRunner::Housekeep() {
       finalize = true;  // a crash interrupted it: do it again
     } else if (job.state == JobState::kCancelling || now >= job.expires_at) {
       halted[job.id] = true;
+      {
+        // At once, not after this pass: no worker may take a new chunk of it.
+        MutexLock lock(&mu_);
+        halted_[job.id] = true;
+        runnable_.erase(std::remove(runnable_.begin(), runnable_.end(), job.id),
+                        runnable_.end());
+      }
       absl::StatusOr<std::vector<ChunkRecord>> chunks =
           store_->ListChunks(job.id);
       if (!chunks.ok()) continue;
@@ -530,7 +553,10 @@ absl::Status JobRunner::Finalize(const JobRecord& snapshot) {
     }
     job.state = JobState::kFinalizing;
   }
-  ASSIGN_OR_RETURN(std::vector<ChunkRecord> chunks, store_->ListChunks(job.id));
+  // From here no worker can complete a chunk that is not done yet: their
+  // leases are revoked in the same transaction that reads the chunks.
+  ASSIGN_OR_RETURN(std::vector<ChunkRecord> chunks,
+                   queue_->FreezeChunks(job.id));
   const bool all_done = std::all_of(
       chunks.begin(), chunks.end(),
       [](const ChunkRecord& c) { return c.state == ChunkState::kDone; });
@@ -545,6 +571,13 @@ absl::Status JobRunner::Finalize(const JobRecord& snapshot) {
   }
   absl::StatusOr<std::shared_ptr<const Prepared>> prepared = Prepare(job);
   if (!prepared.ok()) {
+    // A model that is loading comes back: finalize on a later pass. Only a
+    // job whose options or model are gone for good fails.
+    const absl::StatusCode code = prepared.status().code();
+    if (code != absl::StatusCode::kInvalidArgument &&
+        code != absl::StatusCode::kNotFound) {
+      return prepared.status();
+    }
     RETURN_IF_ERROR(store_->Transition(
         job.id, {JobState::kFinalizing, JobState::kCancelling},
         JobState::kFailed, now, prepared.status().message()));
@@ -568,9 +601,12 @@ absl::Status JobRunner::Finalize(const JobRecord& snapshot) {
                                      "before the record ran");
   for (const ChunkRecord& c : chunks) {
     if (c.state == ChunkState::kDone) {
-      RETURN_IF_ERROR(output.AppendFile(PartPath(job.id, c.index, "out")));
-      RETURN_IF_ERROR(errors.AppendFile(PartPath(job.id, c.index, "err")));
-      RETURN_IF_ERROR(dead.AppendFile(PartPath(job.id, c.index, "dead")));
+      RETURN_IF_ERROR(
+          output.AppendFile(PartPath(job.id, c.index, c.attempts, "out")));
+      RETURN_IF_ERROR(
+          errors.AppendFile(PartPath(job.id, c.index, c.attempts, "err")));
+      RETURN_IF_ERROR(
+          dead.AppendFile(PartPath(job.id, c.index, c.attempts, "dead")));
       continue;
     }
     // Never ran: every record still gets its line in the error file.
@@ -595,9 +631,12 @@ absl::Status JobRunner::Finalize(const JobRecord& snapshot) {
   RETURN_IF_ERROR(output.Commit());
   RETURN_IF_ERROR(errors.Commit());
   RETURN_IF_ERROR(dead.Commit());
-  if (unfinished > 0) RETURN_IF_ERROR(store_->AddFailed(job.id, unfinished));
-  RETURN_IF_ERROR(store_->Transition(
-      job.id, {JobState::kFinalizing, JobState::kCancelling}, terminal, now));
+  // The never-run records are counted failed in the same transaction that
+  // ends the job: a finalizer that crashes before it and runs again counts
+  // them once.
+  RETURN_IF_ERROR(
+      store_->Transition(job.id, {JobState::kFinalizing, JobState::kCancelling},
+                         terminal, now, "", unfinished));
   std::error_code ec;
   std::filesystem::remove_all(options_.work_dir / job.id, ec);
   ReportTerminal(job.id);

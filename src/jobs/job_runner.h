@@ -148,7 +148,7 @@ class JobRunner {
   bool RunOneChunk(int worker);
   absl::StatusOr<std::shared_ptr<const Prepared>> Prepare(const JobRecord& job)
       ABSL_LOCKS_EXCLUDED(mu_);
-  absl::Status WritePart(const Prepared& p, int64_t index,
+  absl::Status WritePart(const Prepared& p, int64_t index, int attempt,
                          const ChunkOutcome& outcome);
   // Assembles the final files and moves the job to its terminal state.
   absl::Status Finalize(const JobRecord& job);
@@ -156,8 +156,10 @@ class JobRunner {
   bool Stopping(const std::string& job_id) ABSL_LOCKS_EXCLUDED(mu_);
   void ReportTerminal(const std::string& id);
   std::string WorkerId(int worker) const;
+  // Parts are named by attempt: a worker whose lease ran out may still write
+  // its parts, but never over the ones of the attempt that completed.
   std::filesystem::path PartPath(const std::string& job_id, int64_t index,
-                                 const char* ext) const;
+                                 int attempt, const char* ext) const;
 
   JobStore* const store_;
   WorkQueue* const queue_;
@@ -184,8 +186,8 @@ class JobRunner {
   std::vector<std::thread> threads_;
 };
 
-// Parts of a job: where the runner puts chunk `index`'s files.
-std::string JobPartName(int64_t index, const char* ext);
+// Parts of a job: the name of chunk `index`'s file from lease `attempt`.
+std::string JobPartName(int64_t index, int attempt, const char* ext);
 
 // A fresh job id: "batch_" and 24 hex digits.
 std::string NewJobId();

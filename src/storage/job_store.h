@@ -137,12 +137,15 @@ class JobStore {
       const std::vector<JobState>& states) = 0;
 
   // Compare-and-set: moves the job to `to` only if its state is one of `from`,
-  // stamps the state's timestamp with `now`, and stores `error` (if not empty).
-  // FAILED_PRECONDITION (naming the current state) if it is in none of them.
+  // stamps the state's timestamp with `now`, stores `error` (if not empty) and
+  // adds `add_failed` to counts.failed, all in one transaction (so a finalizer
+  // that crashes and runs again never counts twice). FAILED_PRECONDITION
+  // (naming the current state) if it is in none of them.
   virtual absl::Status Transition(absl::string_view id,
                                   const std::vector<JobState>& from,
                                   JobState to, absl::Time now,
-                                  absl::string_view error = "") = 0;
+                                  absl::string_view error = "",
+                                  int64_t add_failed = 0) = 0;
 
   // Stores the job's chunks and sets counts.total to their record sum, in one
   // transaction. FAILED_PRECONDITION if the job already has chunks; chunk
@@ -195,6 +198,15 @@ class WorkQueue {
                                absl::string_view worker) = 0;
 
   virtual absl::StatusOr<ChunkProgress> Progress(absl::string_view job_id) = 0;
+
+  // For a finalizer: in one transaction, every leased chunk of the job becomes
+  // pending again (its holder can no longer Renew or Complete it) and every
+  // chunk is returned. Afterwards the done chunks are exactly those returned
+  // done: a late worker cannot add to the counts behind the finalizer's back.
+  // (Only jobs in_progress lease, so with the job moved out of in_progress
+  // first nothing is leased again.)
+  virtual absl::StatusOr<std::vector<ChunkRecord>> FreezeChunks(
+      absl::string_view job_id) = 0;
 
   // Makes every chunk leased by a worker whose id starts with `worker_prefix`
   // pending again, whatever its expiry (the attempt stays counted). For a

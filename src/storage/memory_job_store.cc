@@ -91,7 +91,9 @@ absl::StatusOr<std::vector<JobRecord>> MemoryJobStore::ListJobsInStates(
 absl::Status MemoryJobStore::Transition(absl::string_view id,
                                         const std::vector<JobState>& from,
                                         JobState to, absl::Time now,
-                                        absl::string_view error) {
+                                        absl::string_view error,
+                                        int64_t add_failed) {
+  RETURN_IF_ERROR(internal::CheckAddFailed(add_failed));
   MutexLock lock(&mu_);
   Job* job = FindJob(id);
   if (job == nullptr) return internal::JobNotFound(id);
@@ -102,6 +104,7 @@ absl::Status MemoryJobStore::Transition(absl::string_view id,
   record.state = to;
   if (absl::Time* stamp = internal::StateTimestamp(record, to)) *stamp = now;
   if (!error.empty()) record.error = std::string(error);
+  record.counts.failed += add_failed;
   return absl::OkStatus();
 }
 
@@ -246,6 +249,22 @@ absl::Status MemoryJobStore::Release(absl::string_view job_id, int64_t index,
   c->lease_expiry = absl::InfinitePast();
   --c->attempts;
   return absl::OkStatus();
+}
+
+absl::StatusOr<std::vector<ChunkRecord>> MemoryJobStore::FreezeChunks(
+    absl::string_view job_id) {
+  MutexLock lock(&mu_);
+  Job* job = FindJob(job_id);
+  if (job == nullptr) return internal::JobNotFound(job_id);
+  for (int64_t index : job->leased) {
+    ChunkRecord& c = job->chunks[static_cast<size_t>(index)];
+    c.state = ChunkState::kPending;
+    c.worker.clear();
+    c.lease_expiry = absl::InfinitePast();
+    job->pending.insert(index);
+  }
+  job->leased.clear();
+  return job->chunks;
 }
 
 absl::StatusOr<int64_t> MemoryJobStore::ReclaimLeases(

@@ -166,7 +166,7 @@ struct SqliteJobStore::Statements {
   Statement delete_chunks, progress;
   Statement leasable_jobs, leasable_job, first_pending, first_expired;
   Statement lease_chunk, renew_chunk, complete_chunk, release_chunk;
-  Statement reclaim_leases;
+  Statement reclaim_leases, freeze_chunks;
   Statement sync_full, sync_normal;
 };
 
@@ -307,6 +307,9 @@ absl::Status SqliteJobStore::Init() {
       {&s->reclaim_leases, "reclaim leases",
        "UPDATE chunks SET state = 'pending', worker = '', lease_expiry = ? "
        "WHERE state = 'leased' AND substr(worker, 1, length(?)) = ?"},
+      {&s->freeze_chunks, "freeze chunks",
+       "UPDATE chunks SET state = 'pending', worker = '', lease_expiry = ? "
+       "WHERE job_id = ? AND state = 'leased'"},
       {&s->sync_full, "set synchronous", "PRAGMA synchronous=FULL"},
       {&s->sync_normal, "set synchronous", "PRAGMA synchronous=NORMAL"},
   };
@@ -440,7 +443,9 @@ absl::StatusOr<std::vector<JobRecord>> SqliteJobStore::ListJobsInStates(
 absl::Status SqliteJobStore::Transition(absl::string_view id,
                                         const std::vector<JobState>& from,
                                         JobState to, absl::Time now,
-                                        absl::string_view error) {
+                                        absl::string_view error,
+                                        int64_t add_failed) {
+  RETURN_IF_ERROR(internal::CheckAddFailed(add_failed));
   MutexLock lock(&mu_);
   RETURN_IF_ERROR(SetFullSync(true));
   ASSIGN_OR_RETURN(Transaction tx, Transaction::Begin(db_.get()));
@@ -463,6 +468,11 @@ absl::Status SqliteJobStore::Transition(absl::string_view id,
       .Bind(9, job.cancelled_at)
       .Bind(10, id);
   RETURN_IF_ERROR(s.Run());
+  if (add_failed > 0) {
+    Statement& add = stmts_->add_counts;
+    add.Bind(1, int64_t{0}).Bind(2, add_failed).Bind(3, 0.0).Bind(4, id);
+    RETURN_IF_ERROR(add.Run());
+  }
   return tx.Commit();
 }
 
@@ -655,6 +665,32 @@ absl::Status SqliteJobStore::Release(absl::string_view job_id, int64_t index,
   s.Bind(1, absl::InfinitePast()).Bind(2, job_id).Bind(3, index);
   RETURN_IF_ERROR(s.Run());
   return tx.Commit();
+}
+
+absl::StatusOr<std::vector<ChunkRecord>> SqliteJobStore::FreezeChunks(
+    absl::string_view job_id) {
+  MutexLock lock(&mu_);
+  RETURN_IF_ERROR(SetFullSync(true));
+  ASSIGN_OR_RETURN(Transaction tx, Transaction::Begin(db_.get()));
+  ASSIGN_OR_RETURN(bool exists, JobExists(job_id));
+  if (!exists) return internal::JobNotFound(job_id);
+  Statement& s = stmts_->freeze_chunks;
+  s.Bind(1, absl::InfinitePast()).Bind(2, job_id);
+  RETURN_IF_ERROR(s.Run());
+  std::vector<ChunkRecord> chunks;
+  {
+    Statement& list = stmts_->list_chunks;
+    ScopedReset reset(&list);
+    list.Bind(1, job_id);
+    while (true) {
+      ASSIGN_OR_RETURN(bool row, list.Step());
+      if (!row) break;
+      ASSIGN_OR_RETURN(ChunkRecord c, ChunkFromRow(list));
+      chunks.push_back(std::move(c));
+    }
+  }
+  RETURN_IF_ERROR(tx.Commit());
+  return chunks;
 }
 
 absl::StatusOr<int64_t> SqliteJobStore::ReclaimLeases(

@@ -84,8 +84,8 @@ class SqliteJobStore final : public JobStore, public WorkQueue {
       const std::vector<JobState>& states) override;
   absl::Status Transition(absl::string_view id,
                           const std::vector<JobState>& from, JobState to,
-                          absl::Time now,
-                          absl::string_view error = "") override;
+                          absl::Time now, absl::string_view error = "",
+                          int64_t add_failed = 0) override;
   absl::Status AddChunks(absl::string_view job_id,
                          const std::vector<ChunkRecord>& chunks) override;
   absl::StatusOr<std::vector<ChunkRecord>> ListChunks(
@@ -105,6 +105,8 @@ class SqliteJobStore final : public JobStore, public WorkQueue {
   absl::Status Release(absl::string_view job_id, int64_t index,
                        absl::string_view worker) override;
   absl::StatusOr<ChunkProgress> Progress(absl::string_view job_id) override;
+  absl::StatusOr<std::vector<ChunkRecord>> FreezeChunks(
+      absl::string_view job_id) override;
   absl::StatusOr<int64_t> ReclaimLeases(
       absl::string_view worker_prefix) override;
 

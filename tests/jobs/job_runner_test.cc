@@ -32,16 +32,8 @@ std::vector<std::string> Lines(const std::string& text) {
   return out;
 }
 
-class JobRunnerTest : public ::testing::Test {
+class JobRunnerTest : public testing::IdentityModelsTest {
  protected:
-  void SetUp() override {
-    ASSERT_TRUE(RegisterIdentityEngine(&engines_).ok());
-    testing::WriteIdentityRepository(dir_.path() / "models");
-    manager_ = std::make_unique<ModelManager>(dir_.path() / "models", &engines_,
-                                              ModelManager::Options{});
-    ASSERT_TRUE(manager_->LoadAll().ok());
-  }
-
   JobRunner::Options RunnerOptions(Clock* clock = RealClock::Get()) {
     JobRunner::Options o;
     o.work_dir = dir_.path() / "parts";
@@ -88,9 +80,6 @@ class JobRunnerTest : public ::testing::Test {
     return want;
   }
 
-  testing::TempDir dir_;
-  EngineRegistry engines_;
-  std::unique_ptr<ModelManager> manager_;
   Mutex mu_;
   std::vector<JobRecord> terminal_ ABSL_GUARDED_BY(mu_);
 };

@@ -6,10 +6,15 @@
 #define FERRY_TESTS_JOBS_JOB_TEST_UTIL_H_
 
 #include <filesystem>
+#include <memory>
 #include <set>
 #include <string>
 
 #include "absl/strings/str_cat.h"
+#include "engines/engine_registry.h"
+#include "engines/identity/identity_engine.h"
+#include "gtest/gtest.h"
+#include "repository/model_manager.h"
 #include "test_util/temp_dir.h"
 
 namespace ferry::testing {
@@ -40,6 +45,23 @@ inline void WriteIdentityRepository(const std::filesystem::path& root) {
     std::filesystem::create_directories(root / m.name / "1");
   }
 }
+
+// A test fixture base: the identity models above, loaded into a real
+// ModelManager in a fresh directory.
+class IdentityModelsTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_TRUE(RegisterIdentityEngine(&engines_).ok());
+    WriteIdentityRepository(dir_.path() / "models");
+    manager_ = std::make_unique<ModelManager>(dir_.path() / "models", &engines_,
+                                              ModelManager::Options{});
+    ASSERT_TRUE(manager_->LoadAll().ok());
+  }
+
+  TempDir dir_;
+  EngineRegistry engines_;
+  std::unique_ptr<ModelManager> manager_;
+};
 
 // Row i: id r<i>, x = (i, i + 0.5, -i); ids in `bad` get a malformed value,
 // ids in `poison` start with -7777 (the engine fails on them).

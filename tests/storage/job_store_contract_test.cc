@@ -592,6 +592,57 @@ TEST_P(JobStoreContractTest, ReclaimLeasesFreesOnlyThatWorkersChunks) {
   EXPECT_EQ(*queue_->ReclaimLeases("nobody"), 0);
 }
 
+TEST_P(JobStoreContractTest,
+       FreezeChunksRevokesLeasesSoLateWorkersCannotCount) {
+  AddRunningJob("job-1", kT0, 3);
+  MustLease("w1", kT0);  // chunk 0
+  MustLease("w2", kT0);  // chunk 1
+  ASSERT_TRUE(queue_->Complete("job-1", 0, "w1", {10, 0, 1.0}).ok());
+  ASSERT_TRUE(jobs_
+                  ->Transition("job-1", {JobState::kInProgress},
+                               JobState::kFinalizing, kT0)
+                  .ok());
+  absl::StatusOr<std::vector<ChunkRecord>> chunks =
+      queue_->FreezeChunks("job-1");
+  ASSERT_TRUE(chunks.ok()) << chunks.status();
+  ASSERT_EQ(chunks->size(), 3u);
+  EXPECT_EQ((*chunks)[0].state, ChunkState::kDone);
+  EXPECT_EQ((*chunks)[1].state, ChunkState::kPending);
+  EXPECT_EQ((*chunks)[2].state, ChunkState::kPending);
+  // The worker of chunk 1 finishes late: its completion does not count.
+  EXPECT_EQ(queue_->Complete("job-1", 1, "w2", {10, 0, 1.0}).code(),
+            absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(queue_->Renew("job-1", 1, "w2", kT0 + absl::Hours(1)).code(),
+            absl::StatusCode::kFailedPrecondition);
+  // Nothing leases from a job that is not in_progress.
+  EXPECT_FALSE(
+      queue_->Lease("w3", kT0, absl::Minutes(1), "job-1")->has_value());
+  EXPECT_EQ(jobs_->GetJob("job-1")->counts.completed, 10);
+  EXPECT_EQ(queue_->FreezeChunks("nope").status().code(),
+            absl::StatusCode::kNotFound);
+}
+
+TEST_P(JobStoreContractTest, TransitionAddsFailedInTheSameStep) {
+  AddRunningJob("job-1", kT0, 2);
+  ASSERT_TRUE(jobs_
+                  ->Transition("job-1", {JobState::kInProgress},
+                               JobState::kExpired, kT0, "", 7)
+                  .ok());
+  EXPECT_EQ(jobs_->GetJob("job-1")->counts.failed, 7);
+  // Refused transitions add nothing.
+  EXPECT_EQ(jobs_
+                ->Transition("job-1", {JobState::kInProgress},
+                             JobState::kExpired, kT0, "", 7)
+                .code(),
+            absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(jobs_->GetJob("job-1")->counts.failed, 7);
+  EXPECT_EQ(jobs_
+                ->Transition("job-1", {JobState::kExpired}, JobState::kFailed,
+                             kT0, "", -1)
+                .code(),
+            absl::StatusCode::kInvalidArgument);
+}
+
 TEST_P(JobStoreContractTest, ProgressCountsChunksByState) {
   AddRunningJob("job-1", kT0, 5);
   AddRunningJob("job-2", kT0 + absl::Seconds(1), 1);

@@ -156,7 +156,15 @@ absl::Status RecordSplitter::Fill() {
     pos_ = 0;
   }
   if (len_ == capacity_) {
-    // One record fills the buffer: it is longer than a block.
+    // One record fills the buffer: it is longer than a block. Grow, up to a
+    // bound: an unterminated quote or a file without line breaks must not
+    // pull the whole file into memory.
+    if (capacity_ >= kMaxRecordBytes) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "input file '", path_, "': the record starting at byte ",
+          buffer_offset_, " is longer than ", kMaxRecordBytes >> 20,
+          " MiB (an unterminated quote, or no line breaks?)"));
+    }
     std::unique_ptr<char[]> bigger(new char[capacity_ * 2]);
     std::memcpy(bigger.get(), buffer_.get(), len_);
     buffer_ = std::move(bigger);

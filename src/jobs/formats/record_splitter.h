@@ -34,6 +34,8 @@ struct SplitRecord {
 class RecordSplitter {
  public:
   static constexpr size_t kBlockBytes = size_t{1} << 20;
+  // The longest record read (the buffer doubles up to this).
+  static constexpr size_t kMaxRecordBytes = size_t{256} << 20;
 
   // Splits [begin, end) of `path`; end < 0 means to the end of the file.
   // `first_line` is the physical line number at `begin`. NOT_FOUND for a
