@@ -126,9 +126,6 @@ absl::StatusOr<int> Run(const RunCommandOptions& o,
   ro.work_dir = state_dir / "parts";
   ro.worker_id = "local";
   ro.reclaim_own_leases = true;
-  // Nothing else runs in this process: the job gets the CPU at normal
-  // priority (SCHED_IDLE is for sharing a server with online traffic).
-  ro.idle_priority = false;
   ro.parallel_chunks = o.parallel_chunks;
   ro.poll = absl::Milliseconds(50);
   JobRunner runner(store.get(), store.get(), &manager, ro);

@@ -3,9 +3,12 @@
 
 #include <pthread.h>
 #include <sched.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <fstream>
 #include <random>
 #include <system_error>
@@ -287,13 +290,19 @@ bool JobRunner::Stopping(const std::string& job_id) {
 }
 
 void JobRunner::WorkerLoop(int index) {
-  if (options_.idle_priority) {
+  if (options_.worker_sched_idle) {
     sched_param param{};
-    param.sched_priority = 0;
     if (int rc = pthread_setschedparam(pthread_self(), SCHED_IDLE, &param);
         rc != 0) {
       FERRY_LOG(kWarning, "job worker ", index,
-                ": cannot lower its priority to SCHED_IDLE (error ", rc, ")");
+                ": cannot switch to SCHED_IDLE: ", std::strerror(rc));
+    }
+  } else if (options_.worker_nice > 0) {
+    // Linux applies a nice value to one thread when given its thread id.
+    if (::setpriority(PRIO_PROCESS, static_cast<id_t>(::gettid()),
+                      options_.worker_nice) != 0) {
+      FERRY_LOG(kWarning, "job worker ", index, ": cannot set nice ",
+                options_.worker_nice, ": ", std::strerror(errno));
     }
   }
   while (true) {

@@ -86,11 +86,16 @@ class JobRunner {
     // for their leases to expire. Only with a stable worker_id and a
     // DirectoryLock proving that incarnation is dead.
     bool reclaim_own_leases = false;
-    // Run the workers (reading, parsing, writing parts) under SCHED_IDLE, so
-    // they take only CPU time nothing else wants: offline work soaks up idle
-    // capacity instead of competing with online requests. Inference itself
-    // runs on the model's instance threads, at the batcher's offline level.
-    bool idle_priority = true;
+    // The workers (reading, parsing, writing parts) run at this nice value
+    // (0..19), so online request handling gets the CPU first when both want
+    // it. Not SCHED_IDLE: a worker starved while it holds a lock the online
+    // path needs (the batcher's queue) stalled online requests for 200 ms at
+    // p99 while a build ran (priority inversion); a niced thread still gets
+    // a small share and lets go soon.
+    int worker_nice = 0;
+    // Or SCHED_IDLE: only CPU time nothing else wants (best online p99 on an
+    // otherwise idle machine; see the priority inversion caveat above).
+    bool worker_sched_idle = false;
     // Told about every job that reaches a terminal state (once per runner).
     std::function<void(const JobRecord&)> on_terminal;
   };
