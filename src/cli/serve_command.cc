@@ -112,6 +112,8 @@ absl::StatusOr<std::unique_ptr<JobServices>> MakeJobServices(
   r.reclaim_own_leases = true;
   r.work_dir = state / "parts";
   r.parallel_chunks = o.job_workers;
+  // Jobs read and parse their chunks with CPU time nothing else wants.
+  r.worker_sched_idle = o.job_cpu_priority == "idle";
   r.on_terminal = [files = j->files.get(),
                    notifier = j->notifier.get()](const JobRecord& job) {
     RegisterJobResults(*files, job);
@@ -173,6 +175,12 @@ CLI::App* AddServeCommand(CLI::App& app, ServeCommandOptions* options) {
   cmd->add_option("--job-workers", options->job_workers,
                   "Job chunks processed at once")
       ->check(CLI::Range(1, 64))
+      ->capture_default_str();
+  cmd->add_option("--job-cpu-priority", options->job_cpu_priority,
+                  "idle: jobs read and parse under SCHED_IDLE, using only CPU "
+                  "time nothing else wants (they may stall while the machine "
+                  "is saturated); normal: compete with online serving")
+      ->check(CLI::IsMember({"idle", "normal"}))
       ->capture_default_str();
   cmd->add_option("--price-per-instance-hour", options->price_per_instance_hour,
                   "For the cost shown in job objects")

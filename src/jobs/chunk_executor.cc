@@ -35,6 +35,7 @@ struct Group {
   int attempts = 0;
   bool finished = false;
   bool split = false;  // replaced by one group per record
+  std::optional<InferenceResponse> response;  // until formatted
   std::string output;
 };
 
@@ -84,6 +85,19 @@ absl::StatusOr<ChunkOutcome> ExecuteChunk(const std::string& input_path,
       return std::uniform_real_distribution<double>(-1.0, 1.0)(*rng);
     };
   }
+  // Lowers the thread's priority for the chunk's own work and restores it on
+  // every way out.
+  struct Priority {
+    const std::function<void(bool)>& set;
+    bool background = false;
+    void Background(bool b) {
+      if (set && b != background) {
+        set(b);
+        background = b;
+      }
+    }
+    ~Priority() { Background(false); }
+  } priority{options.background};
   auto count_done = [&](int64_t n) {
     if (options.records_done != nullptr) {
       options.records_done->fetch_add(n, std::memory_order_relaxed);
@@ -91,6 +105,7 @@ absl::StatusOr<ChunkOutcome> ExecuteChunk(const std::string& input_path,
   };
 
   // Read and parse the whole chunk (bounded by the chunk size).
+  priority.Background(true);
   std::vector<Slot> slots;
   slots.reserve(static_cast<size_t>(span.record_count));
   {
@@ -113,6 +128,7 @@ absl::StatusOr<ChunkOutcome> ExecuteChunk(const std::string& input_path,
       }
     }
   }
+  priority.Background(false);
   if (static_cast<int64_t>(slots.size()) != span.record_count) {
     return absl::DataLossError(absl::StrCat(
         "chunk at byte ", span.begin_offset, " of '", input_path, "' holds ",
@@ -215,16 +231,11 @@ absl::StatusOr<ChunkOutcome> ExecuteChunk(const std::string& input_path,
       Group& g = groups[id];
       in_flight -= static_cast<int64_t>(g.records.size());
       if (response.ok()) {
-        absl::Status written = codec.AppendResults(
-            absl::MakeConstSpan(g.records), *response, &g.output);
-        if (written.ok()) {
-          g.finished = true;
-          for (size_t i : g.slots) slots[i].attempts = g.attempts;
-          count_done(static_cast<int64_t>(g.slots.size()));
-        } else {
-          g.output.clear();
-          fail_group(g, "invalid_response", written, false);
-        }
+        // Formatted after the loop, off the online path's priority.
+        g.response = *std::move(response);
+        g.finished = true;
+        for (size_t i : g.slots) slots[i].attempts = g.attempts;
+        count_done(static_cast<int64_t>(g.slots.size()));
         ++finished;
         continue;
       }
@@ -265,6 +276,23 @@ absl::StatusOr<ChunkOutcome> ExecuteChunk(const std::string& input_path,
   }
   if (stopping) return abandon;
 
+  // Every record has its answer: the rest is this chunk's own CPU work.
+  priority.Background(true);
+  for (Group& g : groups) {
+    if (!g.response) continue;
+    absl::Status written = codec.AppendResults(absl::MakeConstSpan(g.records),
+                                               *g.response, &g.output);
+    g.response.reset();
+    if (!written.ok()) {
+      g.output.clear();
+      for (size_t i : g.slots) {
+        slots[i].failed = true;
+        slots[i].code = "invalid_response";
+        slots[i].error = written;
+      }
+    }
+  }
+
   // Split groups' records come back as single groups at the end: put every
   // group's lines in record order.
   std::vector<const Group*> ordered;
@@ -291,7 +319,7 @@ absl::StatusOr<ChunkOutcome> ExecuteChunk(const std::string& input_path,
   }
   outcome.result.compute_seconds =
       absl::ToDoubleSeconds(clock->Now() - started);
-  return outcome;
+  return outcome;  // `priority` restores the thread's CPU policy
 }
 
 }  // namespace ferry

@@ -290,14 +290,7 @@ bool JobRunner::Stopping(const std::string& job_id) {
 }
 
 void JobRunner::WorkerLoop(int index) {
-  if (options_.worker_sched_idle) {
-    sched_param param{};
-    if (int rc = pthread_setschedparam(pthread_self(), SCHED_IDLE, &param);
-        rc != 0) {
-      FERRY_LOG(kWarning, "job worker ", index,
-                ": cannot switch to SCHED_IDLE: ", std::strerror(rc));
-    }
-  } else if (options_.worker_nice > 0) {
+  if (options_.worker_nice > 0) {
     // Linux applies a nice value to one thread when given its thread id.
     if (::setpriority(PRIO_PROCESS, static_cast<id_t>(::gettid()),
                       options_.worker_nice) != 0) {
@@ -431,6 +424,17 @@ bool JobRunner::RunOneChunk(int worker) {
   exec.keep_alive_every = options_.lease / 3;
   exec.should_stop = [this, &job_id] { return Stopping(job_id); };
   exec.records_done = counter.get();
+  if (options_.worker_sched_idle) {
+    exec.background = [](bool background) {
+      sched_param param{};
+      if (int rc = pthread_setschedparam(
+              pthread_self(), background ? SCHED_IDLE : SCHED_OTHER, &param);
+          rc != 0) {
+        FERRY_LOG(kWarning, "job worker: cannot switch its CPU policy: ",
+                  std::strerror(rc));
+      }
+    };
+  }
   const std::string model = p.job.model;
   const std::optional<int64_t> version =
       p.job.model_version > 0 ? std::optional<int64_t>(p.job.model_version)

@@ -93,8 +93,10 @@ class JobRunner {
     // p99 while a build ran (priority inversion); a niced thread still gets
     // a small share and lets go soon.
     int worker_nice = 0;
-    // Or SCHED_IDLE: only CPU time nothing else wants (best online p99 on an
-    // otherwise idle machine; see the priority inversion caveat above).
+    // Read, parse and format chunks under SCHED_IDLE (CPU time nothing else
+    // wants); everything that takes a lock the online path shares
+    // (enqueueing into the batcher, taking results) runs at normal priority,
+    // so a starved worker never holds one. `ferry serve` turns it on.
     bool worker_sched_idle = false;
     // Told about every job that reaches a terminal state (once per runner).
     std::function<void(const JobRecord&)> on_terminal;

@@ -76,8 +76,11 @@ class Server:
         self.log_path = os.path.join(TMP, "serve-%d.log" % time.monotonic_ns())
         self.log = open(self.log_path, "w")
         self.proc = subprocess.Popen(
+            # Normal CPU priority for jobs: CTest runs CPU-heavy tests beside
+            # this one, and idle-priority jobs would wait for them.
             [FERRY, "serve", "--model-repository", REPO, "--http-address", "127.0.0.1",
-             "--http-port", "0", "--grpc-port", "0", "--state-dir", state_dir, *extra],
+             "--http-port", "0", "--grpc-port", "0", "--state-dir", state_dir,
+             "--job-cpu-priority", "normal", *extra],
             stdout=subprocess.PIPE, stderr=self.log, text=True)
         line = self.proc.stdout.readline()  # printed once the models are loaded
         m = re.search(r"http_port=(\d+)", line)
