@@ -141,8 +141,6 @@ int Main(int argc, char** argv) {
   app.add_option("--offline-rows", offline_rows,
                  "rows of the offline job (must outlast the phase)");
   app.add_option("--job-workers", job_workers, "chunks the job runs at once");
-  int worker_nice = 0;
-  app.add_option("--worker-nice", worker_nice, "nice value of job workers");
   bool sched_idle = false;
   app.add_flag("--worker-sched-idle", sched_idle,
                "job workers under SCHED_IDLE");
@@ -179,7 +177,6 @@ int Main(int argc, char** argv) {
   JobRunner::Options ro;
   ro.work_dir = dir / "parts";
   ro.parallel_chunks = job_workers;
-  ro.worker_nice = worker_nice;
   ro.worker_sched_idle = sched_idle;
   ro.poll = absl::Milliseconds(20);
   JobRunner runner(store->get(), store->get(), &manager, ro);

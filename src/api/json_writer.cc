@@ -5,17 +5,6 @@
 #include <cmath>
 
 namespace ferry {
-namespace {
-
-template <typename T>
-void AppendNumber(std::string* out, T value) {
-  char buf[64];
-  auto [ptr, ec] = std::to_chars(buf, buf + sizeof buf, value);
-  out->append(buf, ptr);
-}
-
-}  // namespace
-
 void AppendJsonString(std::string* out, absl::string_view s) {
   static constexpr char kHex[] = "0123456789abcdef";
   out->push_back('"');
@@ -114,20 +103,20 @@ JsonWriter& JsonWriter::Null() {
 
 JsonWriter& JsonWriter::Int(int64_t value) {
   Separate();
-  AppendNumber(out_, value);
+  AppendShortestNumber(out_, value);
   return *this;
 }
 
 JsonWriter& JsonWriter::Uint(uint64_t value) {
   Separate();
-  AppendNumber(out_, value);
+  AppendShortestNumber(out_, value);
   return *this;
 }
 
 JsonWriter& JsonWriter::Double(double value) {
   Separate();
   if (std::isfinite(value)) {
-    AppendNumber(out_, value);
+    AppendShortestNumber(out_, value);
   } else {
     out_->append("null");
   }
@@ -137,7 +126,7 @@ JsonWriter& JsonWriter::Double(double value) {
 JsonWriter& JsonWriter::Float(float value) {
   Separate();
   if (std::isfinite(value)) {
-    AppendNumber(out_, value);
+    AppendShortestNumber(out_, value);
   } else {
     out_->append("null");
   }

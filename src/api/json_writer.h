@@ -6,6 +6,7 @@
 #ifndef FERRY_API_JSON_WRITER_H_
 #define FERRY_API_JSON_WRITER_H_
 
+#include <charconv>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -40,6 +41,17 @@ class JsonWriter {
   std::vector<bool> has_element_;
   bool after_key_ = false;
 };
+
+// Appends the shortest text that reads back as exactly `value`
+// (std::to_chars): what JsonWriter writes for numbers, and what `ferry run`
+// writes into CSV, so both print the same digits. Non-finite floats come out
+// as nan, inf, -inf (JsonWriter writes null instead).
+template <typename T>
+void AppendShortestNumber(std::string* out, T value) {
+  char buf[64];
+  auto [ptr, ec] = std::to_chars(buf, buf + sizeof buf, value);
+  out->append(buf, ptr);
+}
 
 // Appends `s` as a quoted JSON string with escapes.
 void AppendJsonString(std::string* out, absl::string_view s);

@@ -13,6 +13,7 @@
 #include "absl/time/clock.h"
 #include "api/json_writer.h"
 #include "core/status_macros.h"
+#include "jobs/files.h"
 #include "jobs/webhook/http_post.h"
 #include "simdjson.h"
 
@@ -197,10 +198,8 @@ absl::Status WriteTo(const std::string& path, const std::string& data,
     out << data;
     return absl::OkStatus();
   }
-  std::ofstream f(path, std::ios::binary);
-  f << data;
-  if (!f) return absl::InternalError(absl::StrCat("cannot write '", path, "'"));
-  return absl::OkStatus();
+  // Whole or not at all: an interrupted download leaves no partial file.
+  return WriteFileAtomically(path, data);
 }
 
 absl::StatusOr<int> Run(const JobsCommandOptions& o, std::ostream& out,

@@ -19,11 +19,13 @@ namespace {
 
 // One record's fate.
 struct Slot {
-  RawRecord raw;
+  RawRecord unparsed;  // the record, when it could not be parsed
   std::optional<ParsedRecord> parsed;
   bool failed = false;
   bool dead = false;  // transient failure that exhausted its attempts
-  std::string code;
+  const char* code = "";
+
+  const RawRecord& raw() const { return parsed ? parsed->raw : unparsed; }
   absl::Status error;
   int attempts = 0;
 };
@@ -34,9 +36,7 @@ struct Group {
   std::vector<const ParsedRecord*> records;
   int attempts = 0;
   bool finished = false;
-  bool split = false;  // replaced by one group per record
   std::optional<InferenceResponse> response;  // until formatted
-  std::string output;
 };
 
 // Answers from infer callbacks, handed to the executing thread.
@@ -118,9 +118,8 @@ absl::StatusOr<ChunkOutcome> ExecuteChunk(const std::string& input_path,
       absl::StatusOr<ParsedRecord> parsed = codec.Parse(*raw);
       if (parsed.ok()) {
         slot.parsed = *std::move(parsed);
-        slot.raw = slot.parsed->raw;
       } else {
-        slot.raw = *std::move(raw);
+        slot.unparsed = *std::move(raw);
         slot.failed = true;
         slot.code = "invalid_record";
         slot.error = parsed.status();
@@ -153,7 +152,7 @@ absl::StatusOr<ChunkOutcome> ExecuteChunk(const std::string& input_path,
   count_done(parse_failures);
 
   ChunkOutcome outcome;
-  auto fail_group = [&](Group& g, std::string code, const absl::Status& error,
+  auto fail_group = [&](Group& g, const char* code, const absl::Status& error,
                         bool dead) {
     for (size_t i : g.slots) {
       Slot& s = slots[i];
@@ -216,7 +215,6 @@ absl::StatusOr<ChunkOutcome> ExecuteChunk(const std::string& input_path,
         ++finished;
         continue;
       }
-      if (g.attempts > 1) ++outcome.retries;
       request->offline = true;
       in_flight += n;
       infer(*std::move(request),
@@ -259,16 +257,13 @@ absl::StatusOr<ChunkOutcome> ExecuteChunk(const std::string& input_path,
         // One bad record must not take its neighbours down with it: the
         // records retry one per request.
         g.finished = true;
-        g.split = true;
         ++finished;
-        const std::vector<size_t> members = g.slots;
-        const std::vector<const ParsedRecord*> records = g.records;
-        const int attempts = g.attempts;
-        for (size_t k = 0; k < members.size(); ++k) {
+        // (`g` stays valid: a deque keeps its elements in place.)
+        for (size_t k = 0; k < g.slots.size(); ++k) {
           Group& single = groups.emplace_back();
-          single.slots.push_back(members[k]);
-          single.records.push_back(records[k]);
-          single.attempts = attempts;
+          single.slots.push_back(g.slots[k]);
+          single.records.push_back(g.records[k]);
+          single.attempts = g.attempts;
           retries.emplace(due, groups.size() - 1);
         }
       }
@@ -277,32 +272,30 @@ absl::StatusOr<ChunkOutcome> ExecuteChunk(const std::string& input_path,
   if (stopping) return abandon;
 
   // Every record has its answer: the rest is this chunk's own CPU work.
+  // Split groups' records come back as single groups at the end: format the
+  // groups in record order, straight into the output.
   priority.Background(true);
+  std::vector<Group*> ordered;
   for (Group& g : groups) {
-    if (!g.response) continue;
-    absl::Status written = codec.AppendResults(absl::MakeConstSpan(g.records),
-                                               *g.response, &g.output);
-    g.response.reset();
+    if (g.response) ordered.push_back(&g);
+  }
+  std::sort(ordered.begin(), ordered.end(), [](const Group* a, const Group* b) {
+    return a->slots.front() < b->slots.front();
+  });
+  for (Group* g : ordered) {
+    const size_t before = outcome.output.size();
+    absl::Status written = codec.AppendResults(absl::MakeConstSpan(g->records),
+                                               *g->response, &outcome.output);
+    g->response.reset();
     if (!written.ok()) {
-      g.output.clear();
-      for (size_t i : g.slots) {
+      outcome.output.resize(before);
+      for (size_t i : g->slots) {
         slots[i].failed = true;
         slots[i].code = "invalid_response";
         slots[i].error = written;
       }
     }
   }
-
-  // Split groups' records come back as single groups at the end: put every
-  // group's lines in record order.
-  std::vector<const Group*> ordered;
-  for (const Group& g : groups) {
-    if (!g.split && !g.slots.empty()) ordered.push_back(&g);
-  }
-  std::sort(ordered.begin(), ordered.end(), [](const Group* a, const Group* b) {
-    return a->slots.front() < b->slots.front();
-  });
-  for (const Group* g : ordered) outcome.output += g->output;
   for (const Slot& s : slots) {
     if (!s.failed) {
       ++outcome.result.completed;
@@ -311,9 +304,10 @@ absl::StatusOr<ChunkOutcome> ExecuteChunk(const std::string& input_path,
     ++outcome.result.failed;
     const absl::string_view id =
         s.parsed ? absl::string_view(s.parsed->id) : absl::string_view();
-    codec.AppendError(s.raw, id, s.code, s.error, s.attempts, &outcome.errors);
+    codec.AppendError(s.raw(), id, s.code, s.error, s.attempts,
+                      &outcome.errors);
     if (s.dead) {
-      codec.AppendDeadLetter(s.raw, id, s.error, s.attempts,
+      codec.AppendDeadLetter(s.raw(), id, s.error, s.attempts,
                              options.model_version, &outcome.dead_letters);
     }
   }

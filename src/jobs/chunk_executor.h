@@ -68,7 +68,6 @@ struct ChunkOutcome {
   std::string errors;        // error lines of the records that failed
   std::string dead_letters;  // the failed records worth replaying
   ChunkResult result;        // counts and compute seconds
-  int64_t retries = 0;       // attempts beyond the first, over all requests
 };
 
 absl::StatusOr<ChunkOutcome> ExecuteChunk(const std::string& input_path,

@@ -3,7 +3,6 @@
 
 #include <pthread.h>
 #include <sched.h>
-#include <sys/resource.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -290,14 +289,6 @@ bool JobRunner::Stopping(const std::string& job_id) {
 }
 
 void JobRunner::WorkerLoop(int index) {
-  if (options_.worker_nice > 0) {
-    // Linux applies a nice value to one thread when given its thread id.
-    if (::setpriority(PRIO_PROCESS, static_cast<id_t>(::gettid()),
-                      options_.worker_nice) != 0) {
-      FERRY_LOG(kWarning, "job worker ", index, ": cannot set nice ",
-                options_.worker_nice, ": ", std::strerror(errno));
-    }
-  }
   while (true) {
     {
       MutexLock lock(&mu_);

@@ -86,17 +86,12 @@ class JobRunner {
     // for their leases to expire. Only with a stable worker_id and a
     // DirectoryLock proving that incarnation is dead.
     bool reclaim_own_leases = false;
-    // The workers (reading, parsing, writing parts) run at this nice value
-    // (0..19), so online request handling gets the CPU first when both want
-    // it. Not SCHED_IDLE: a worker starved while it holds a lock the online
-    // path needs (the batcher's queue) stalled online requests for 200 ms at
-    // p99 while a build ran (priority inversion); a niced thread still gets
-    // a small share and lets go soon.
-    int worker_nice = 0;
     // Read, parse and format chunks under SCHED_IDLE (CPU time nothing else
-    // wants); everything that takes a lock the online path shares
-    // (enqueueing into the batcher, taking results) runs at normal priority,
-    // so a starved worker never holds one. `ferry serve` turns it on.
+    // wants). Not the whole worker: one starved while it held the batcher's
+    // queue lock stalled online requests for 157 ms at p99 on a saturated
+    // machine (priority inversion); so everything that takes a lock the online
+    // path shares (enqueueing into the batcher, taking results) runs at normal
+    // priority, so a starved worker never holds one. `ferry serve` turns it on.
     bool worker_sched_idle = false;
     // Told about every job that reaches a terminal state (once per runner).
     std::function<void(const JobRecord&)> on_terminal;

@@ -240,10 +240,10 @@ void ModelManager::Infer(const std::string& name,
   }
   r->deadline = request.deadline;
   r->offline = request.offline;
-  r->done = [served, done = std::move(done), id = request.id,
-             wanted = std::move(request.outputs)](
+  r->done = [served, clock = options_.clock, done = std::move(done),
+             id = std::move(request.id), wanted = std::move(request.outputs)](
                 absl::StatusOr<std::vector<Tensor>> outputs) mutable {
-    served->last_inference_ns.store(absl::ToUnixNanos(absl::Now()),
+    served->last_inference_ns.store(absl::ToUnixNanos(clock->Now()),
                                     std::memory_order_relaxed);
     if (!outputs.ok()) {
       done(outputs.status());

@@ -155,14 +155,6 @@ class JobStore {
   // Every chunk of the job, by index.
   virtual absl::StatusOr<std::vector<ChunkRecord>> ListChunks(
       absl::string_view job_id) = 0;
-
-  // Adds to counts.failed without a chunk (records expired or cancelled
-  // before they ran, written to the error file by the finalizer).
-  virtual absl::Status AddFailed(absl::string_view job_id, int64_t failed) = 0;
-
-  // Removes the job and its chunks (NOT_FOUND if unknown). Files are the
-  // caller's.
-  virtual absl::Status DeleteJob(absl::string_view id) = 0;
 };
 
 class WorkQueue {

@@ -151,7 +151,7 @@ absl::Status CheckResult(const ChunkResult& result) {
 absl::Status CheckAddFailed(int64_t failed) {
   if (failed < 0) {
     return absl::InvalidArgumentError(
-        absl::StrCat("AddFailed: failed is ", failed, " (must be >= 0)"));
+        absl::StrCat("add_failed is ", failed, " (must be >= 0)"));
   }
   return absl::OkStatus();
 }

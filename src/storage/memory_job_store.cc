@@ -142,24 +142,6 @@ absl::StatusOr<std::vector<ChunkRecord>> MemoryJobStore::ListChunks(
   return job->chunks;
 }
 
-absl::Status MemoryJobStore::AddFailed(absl::string_view job_id,
-                                       int64_t failed) {
-  RETURN_IF_ERROR(internal::CheckAddFailed(failed));
-  MutexLock lock(&mu_);
-  Job* job = FindJob(job_id);
-  if (job == nullptr) return internal::JobNotFound(job_id);
-  job->record.counts.failed += failed;
-  return absl::OkStatus();
-}
-
-absl::Status MemoryJobStore::DeleteJob(absl::string_view id) {
-  MutexLock lock(&mu_);
-  auto it = jobs_.find(id);
-  if (it == jobs_.end()) return internal::JobNotFound(id);
-  jobs_.erase(it);
-  return absl::OkStatus();
-}
-
 std::optional<int64_t> MemoryJobStore::Available(const Job& job,
                                                  absl::Time now) {
   std::optional<int64_t> best;

@@ -534,31 +534,6 @@ absl::StatusOr<std::vector<ChunkRecord>> SqliteJobStore::ListChunks(
   return chunks;
 }
 
-absl::Status SqliteJobStore::AddFailed(absl::string_view job_id,
-                                       int64_t failed) {
-  RETURN_IF_ERROR(internal::CheckAddFailed(failed));
-  MutexLock lock(&mu_);
-  RETURN_IF_ERROR(SetFullSync(true));
-  // One statement: atomic without a transaction.
-  Statement& s = stmts_->add_counts;
-  s.Bind(1, int64_t{0}).Bind(2, failed).Bind(3, 0.0).Bind(4, job_id);
-  RETURN_IF_ERROR(s.Run());
-  if (db_->Changes() == 0) return internal::JobNotFound(job_id);
-  return absl::OkStatus();
-}
-
-absl::Status SqliteJobStore::DeleteJob(absl::string_view id) {
-  MutexLock lock(&mu_);
-  RETURN_IF_ERROR(SetFullSync(true));
-  ASSIGN_OR_RETURN(Transaction tx, Transaction::Begin(db_.get()));
-  stmts_->delete_job.Bind(1, id);
-  RETURN_IF_ERROR(stmts_->delete_job.Run());
-  if (db_->Changes() == 0) return internal::JobNotFound(id);
-  stmts_->delete_chunks.Bind(1, id);
-  RETURN_IF_ERROR(stmts_->delete_chunks.Run());
-  return tx.Commit();
-}
-
 absl::StatusOr<std::optional<int64_t>> SqliteJobStore::AvailableChunk(
     const std::string& job_id, int64_t now_us) {
   std::optional<int64_t> best;

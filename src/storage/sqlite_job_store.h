@@ -90,8 +90,6 @@ class SqliteJobStore final : public JobStore, public WorkQueue {
                          const std::vector<ChunkRecord>& chunks) override;
   absl::StatusOr<std::vector<ChunkRecord>> ListChunks(
       absl::string_view job_id) override;
-  absl::Status AddFailed(absl::string_view job_id, int64_t failed) override;
-  absl::Status DeleteJob(absl::string_view id) override;
 
   // WorkQueue.
   absl::StatusOr<std::optional<ChunkRecord>> Lease(

@@ -296,7 +296,8 @@ TEST(DynamicBatcherTest, OfflineRequestsRunBelowEveryOnlineLevel) {
   ModelOptions m = Model(1);
   m.dynamic_batching.priority_levels = 2;
   m.dynamic_batching.default_priority_level = 2;
-  m.parameters["execute_delay_us"] = "30000";
+  // Long enough that the three enqueues below land while it runs.
+  m.parameters["execute_delay_us"] = "300000";
   Harness h(m, Options(m, 0), &clock);
   std::vector<int> order;
   Mutex mu;

@@ -319,7 +319,13 @@ TEST_F(JobRunnerTest, RunWindowHoldsTheJobUntilItOpens) {
   runner.Stop();
   const JobRecord done = *store.GetJob(job->id);
   EXPECT_EQ(done.state, JobState::kCompleted);
-  EXPECT_GE(done.in_progress_at, absl::InfinitePast());
+  // Nothing ran before the window opened at 02:00.
+  const absl::Time open = absl::FromCivil(absl::CivilMinute(2026, 11, 29, 2, 0),
+                                          absl::UTCTimeZone());
+  EXPECT_GE(done.finalizing_at, open);
+  absl::StatusOr<std::vector<ChunkRecord>> chunks = store.ListChunks(job->id);
+  ASSERT_TRUE(chunks.ok());
+  for (const ChunkRecord& c : *chunks) EXPECT_EQ(c.state, ChunkState::kDone);
   EXPECT_EQ(testing::ReadFile(done.output_path), Want(50));
 }
 

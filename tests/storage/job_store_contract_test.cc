@@ -163,8 +163,6 @@ TEST_P(JobStoreContractTest, UnknownJobIsNotFoundEverywhere) {
                                      JobState::kInProgress, kT0));
   expect_not_found(jobs_->AddChunks("nope", MakeChunks(2)));
   expect_not_found(jobs_->ListChunks("nope").status());
-  expect_not_found(jobs_->AddFailed("nope", 1));
-  expect_not_found(jobs_->DeleteJob("nope"));
   expect_not_found(queue_->Renew("nope", 0, "w1", kT0));
   expect_not_found(queue_->Complete("nope", 0, "w1", {}));
   expect_not_found(queue_->Release("nope", 0, "w1"));
@@ -665,39 +663,6 @@ TEST_P(JobStoreContractTest, ProgressCountsChunksByState) {
   p = queue_->Progress("empty");
   ASSERT_TRUE(p.ok()) << p.status();
   EXPECT_EQ(p->pending + p->leased + p->done, 0);
-}
-
-TEST_P(JobStoreContractTest, AddFailedAddsToTheFailedCount) {
-  AddRunningJob("job-1", kT0, 2);
-  ASSERT_TRUE(jobs_->AddFailed("job-1", 4).ok());
-  ASSERT_TRUE(jobs_->AddFailed("job-1", 0).ok());
-  MustLease("w1", kT0);
-  ASSERT_TRUE(queue_->Complete("job-1", 0, "w1", {9, 1, 0}).ok());
-  EXPECT_EQ(jobs_->GetJob("job-1")->counts,
-            (RequestCounts{.total = 20, .completed = 9, .failed = 5}));
-  EXPECT_EQ(jobs_->AddFailed("job-1", -1).code(),
-            absl::StatusCode::kInvalidArgument);
-}
-
-TEST_P(JobStoreContractTest, DeleteJobRemovesItsChunks) {
-  AddRunningJob("job-1", kT0, 3);
-  AddRunningJob("job-2", kT0 + absl::Seconds(1), 1);
-  MustLease("w1", kT0);
-  ASSERT_TRUE(jobs_->DeleteJob("job-1").ok());
-  EXPECT_EQ(jobs_->GetJob("job-1").status().code(),
-            absl::StatusCode::kNotFound);
-  EXPECT_EQ(jobs_->ListChunks("job-1").status().code(),
-            absl::StatusCode::kNotFound);
-  EXPECT_EQ(queue_->Complete("job-1", 0, "w1", {}).code(),
-            absl::StatusCode::kNotFound);
-  EXPECT_THAT(Ids(*jobs_->ListJobs(10)), ElementsAre("job-2"));
-  EXPECT_EQ(MustLease("w1", kT0).first, "job-2");
-  EXPECT_EQ(jobs_->DeleteJob("job-1").code(), absl::StatusCode::kNotFound);
-
-  // The id is free again, with no chunks left behind.
-  ASSERT_TRUE(jobs_->CreateJob(MakeJob("job-1", kT0)).ok());
-  EXPECT_TRUE(jobs_->ListChunks("job-1")->empty());
-  EXPECT_TRUE(jobs_->AddChunks("job-1", MakeChunks(1)).ok());
 }
 
 TEST_P(JobStoreContractTest, ConcurrentWorkersCompleteEachChunkOnce) {

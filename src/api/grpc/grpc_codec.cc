@@ -443,9 +443,9 @@ absl::StatusOr<std::optional<int64_t>> ParseModelVersion(
     absl::string_view field, const std::string& version) {
   if (version.empty()) return std::nullopt;
   int64_t v = 0;
-  if (!absl::SimpleAtoi(version, &v) || v < 0) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(field, " '", version, "' is not a version number"));
+  if (!absl::SimpleAtoi(version, &v) || v <= 0) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        field, " '", version, "' is not a version number (1, 2, ...)"));
   }
   return v;
 }

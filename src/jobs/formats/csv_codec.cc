@@ -184,22 +184,6 @@ absl::Status ValueErrorStatus(ValueError error, int64_t line,
   return absl::OkStatus();
 }
 
-// Shortest round-trip text, as JsonWriter writes numbers, so that `ferry run`
-// and `ferry infer` print the same digits. CSV has no null, so non-finite
-// values are written as nan, inf, -inf (which pandas and Python read back).
-template <typename T>
-void AppendNumber(std::string* out, T value) {
-  if constexpr (std::is_floating_point_v<T>) {
-    if (std::isnan(value)) {
-      out->append("nan");
-      return;
-    }
-  }
-  char buf[64];
-  auto [ptr, ec] = std::to_chars(buf, buf + sizeof buf, value);
-  out->append(buf, ptr);
-}
-
 template <typename T>
 void AppendRow(std::string* out, const std::byte* data, int64_t first,
                int64_t count) {
@@ -207,7 +191,7 @@ void AppendRow(std::string* out, const std::byte* data, int64_t first,
     T v;
     std::memcpy(&v, data + (first + i) * sizeof(T), sizeof(T));
     out->push_back(',');
-    AppendNumber(out, v);
+    AppendShortestNumber(out, v);
   }
 }
 
@@ -226,7 +210,7 @@ void AppendTensorRow(std::string* out, const Tensor& t,
         uint16_t bits;
         std::memcpy(&bits, data + (first + i) * 2, 2);
         out->push_back(',');
-        AppendNumber(out, HalfToFloat(bits));
+        AppendShortestNumber(out, HalfToFloat(bits));
       }
       return;
     case DataType::kBool:
