@@ -36,24 +36,33 @@ absl::Time FakeClock::Now() {
 }
 
 bool FakeClock::WaitUntil(Mutex* mu, CondVar* cv, absl::Time deadline) {
+  int64_t id;
   {
     MutexLock lock(&mu_);
     if (now_ >= deadline) return true;
-    waiters_.push_back({mu, cv});
+    id = next_waiter_++;
+    waiters_.emplace(id, Waiter{mu, cv});
     ++num_waiters_;
     waiters_changed_.SignalAll();
   }
-  // Advance() signals under `mu`, which we hold until Wait() releases it
+  // WakeAll signals under `mu`, which we hold until Wait() releases it
   // atomically, so a wake-up between the registration above and the wait below
   // cannot be lost.
   cv->Wait(mu);
-  MutexLock lock(&mu_);
-  auto it =
-      std::find_if(waiters_.begin(), waiters_.end(),
-                   [&](const Waiter& w) { return w.cv == cv && w.mu == mu; });
-  if (it != waiters_.end()) waiters_.erase(it);
-  --num_waiters_;
-  return now_ >= deadline;
+  // A WakeAll may have taken this entry and be blocked on `mu`: let go of it
+  // and wait until no WakeAll still points at `mu` or `cv`, which the caller
+  // may destroy as soon as we return.
+  mu->Unlock();
+  bool expired;
+  {
+    MutexLock lock(&mu_);
+    while (waiters_.at(id).waking > 0) wakes_done_.Wait(&mu_);
+    waiters_.erase(id);
+    --num_waiters_;
+    expired = now_ >= deadline;
+  }
+  mu->Lock();
+  return expired;
 }
 
 void FakeClock::SleepUntil(absl::Time deadline) {
@@ -91,16 +100,22 @@ void FakeClock::BlockUntilWaiters(int n) {
 }
 
 void FakeClock::WakeAll() {
-  std::vector<Waiter> waiters;
+  std::vector<std::pair<int64_t, Waiter>> waiters;
   {
     MutexLock lock(&mu_);
-    waiters = waiters_;
+    for (auto& [id, w] : waiters_) {
+      ++w.waking;
+      waiters.emplace_back(id, w);
+    }
     sleepers_.SignalAll();
   }
-  for (const Waiter& w : waiters) {
+  for (const auto& [id, w] : waiters) {
     MutexLock lock(w.mu);
     w.cv->SignalAll();
   }
+  MutexLock lock(&mu_);
+  for (const auto& [id, w] : waiters) --waiters_.at(id).waking;
+  wakes_done_.SignalAll();
 }
 
 }  // namespace ferry

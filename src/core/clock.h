@@ -8,6 +8,8 @@
 #ifndef FERRY_CORE_CLOCK_H_
 #define FERRY_CORE_CLOCK_H_
 
+#include <cstdint>
+#include <map>
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
@@ -45,8 +47,9 @@ class RealClock final : public Clock {
   void SleepUntil(absl::Time deadline) override;
 };
 
-// A clock that moves only when told to. The mutex and condition variable given
-// to WaitUntil must outlive any Advance() that runs concurrently with the wait.
+// A clock that moves only when told to. WaitUntil returns only once no
+// concurrent Advance() still holds a pointer to its mutex or condition
+// variable, so both may live on the waiter's stack.
 class FakeClock final : public Clock {
  public:
   explicit FakeClock(absl::Time start = absl::FromUnixSeconds(1'700'000'000));
@@ -70,6 +73,7 @@ class FakeClock final : public Clock {
   struct Waiter {
     Mutex* mu;
     CondVar* cv;
+    int waking = 0;  // WakeAll calls about to signal it; it waits for 0
   };
   void WakeAll() ABSL_LOCKS_EXCLUDED(mu_);
 
@@ -77,7 +81,9 @@ class FakeClock final : public Clock {
   CondVar sleepers_;         // SleepUntil callers wait here, on mu_
   CondVar waiters_changed_;  // BlockUntilWaiters waits here, on mu_
   absl::Time now_ ABSL_GUARDED_BY(mu_);
-  std::vector<Waiter> waiters_ ABSL_GUARDED_BY(mu_);
+  CondVar wakes_done_;  // a WaitUntil leaving waits here, on mu_
+  std::map<int64_t, Waiter> waiters_ ABSL_GUARDED_BY(mu_);
+  int64_t next_waiter_ ABSL_GUARDED_BY(mu_) = 0;
   int num_waiters_ ABSL_GUARDED_BY(mu_) = 0;
 };
 

@@ -2,6 +2,8 @@
 #include "core/clock.h"
 
 #include <atomic>
+#include <cstring>
+#include <new>
 #include <thread>
 
 #include "gtest/gtest.h"
@@ -66,6 +68,35 @@ TEST(FakeClockTest, SignalWakesWaiterBeforeDeadline) {
     flag = true;
     cv.Signal();
   }
+  waiter.join();
+  EXPECT_EQ(clock.num_waiters(), 0);
+}
+
+// A waiter may destroy its mutex and condition variable as soon as WaitUntil
+// returns, while Advance() on another thread is still waking waiters. Here the
+// destroyed objects are overwritten with garbage at once: an Advance that
+// still touched them would lock a corrupt mutex (EINVAL, an exception).
+TEST(FakeClockTest, WaiterMayDestroyItsMutexWhileAdvanceRuns) {
+  FakeClock clock;
+  struct Slot {
+    Mutex mu;
+    CondVar cv;
+  };
+  std::atomic<bool> done{false};
+  std::thread waiter([&] {
+    alignas(Slot) unsigned char storage[sizeof(Slot)];
+    for (int i = 0; i < 2000; ++i) {
+      Slot* slot = new (storage) Slot;
+      {
+        MutexLock lock(&slot->mu);
+        clock.WaitUntil(&slot->mu, &slot->cv, clock.Now() + absl::Hours(1));
+      }
+      slot->~Slot();
+      std::memset(storage, 0xA5, sizeof(storage));
+    }
+    done = true;
+  });
+  while (!done.load()) clock.Advance(absl::Microseconds(1));
   waiter.join();
   EXPECT_EQ(clock.num_waiters(), 0);
 }
