@@ -9,5 +9,5 @@ CC=clang CXX=clang++ cmake -G Ninja -S . -B "$dir" -DFERRY_BUILD_TESTS=OFF \
   -DFERRY_BUILD_BENCH=OFF -DCMAKE_BUILD_TYPE=Debug \
   -DCMAKE_CXX_FLAGS="-Wthread-safety -Werror=thread-safety" >/dev/null
 cmake --build "$dir" --target ferry_core ferry_batching ferry_repository ferry_storage \
-  ferry_jobs ferry_jobs_webhook -j "$(nproc)"
+  ferry_jobs ferry_jobs_webhook ferry_loadgen -j "$(nproc)"
 echo "check-thread-safety: clean"

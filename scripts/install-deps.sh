@@ -23,8 +23,8 @@ PACKAGES=(
   python3 python3-torch python3-torchvision python3-xgboost python3-numpy
   # black-box API tests: HTTP client, metrics checker
   python3-requests python3-grpcio python3-protobuf prometheus
-  # benchmarks: HTTP load generator
-  wrk
+  # benchmarks: HTTP load generator; the pandas + xgboost baseline users write instead
+  wrk python3-pandas
 )
 
 SUDO=""

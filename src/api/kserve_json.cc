@@ -397,6 +397,46 @@ absl::StatusOr<InferenceRequest> ParseInferenceRequest(
   return request;
 }
 
+namespace {
+
+// Writes one tensor entry of "inputs" or "outputs"; a binary one is appended
+// to `binary` for the section after the JSON.
+void WriteTensorEntry(JsonWriter& w, const Tensor& t, bool as_binary,
+                      std::vector<const Tensor*>* binary) {
+  w.BeginObject();
+  w.Key("name").String(t.name());
+  w.Key("datatype").String(ToString(t.dtype()));
+  w.Key("shape").BeginArray();
+  for (int64_t d : t.shape()) w.Int(d);
+  w.EndArray();
+  if (as_binary) {
+    w.Key("parameters").BeginObject();
+    w.Key("binary_data_size").Uint(t.byte_size());
+    w.EndObject();
+    binary->push_back(&t);
+  } else {
+    w.Key("data");
+    WriteData(w, t);
+  }
+  w.EndObject();
+}
+
+// Closes the JSON and appends the binary section.
+void FinishBody(EncodedBody* encoded,
+                const std::vector<const Tensor*>& binary) {
+  std::string& out = encoded->body;
+  encoded->json_size = out.size();
+  encoded->has_binary = !binary.empty();
+  size_t total = out.size();
+  for (const Tensor* t : binary) total += t->byte_size();
+  out.reserve(total);
+  for (const Tensor* t : binary) {
+    out.append(reinterpret_cast<const char*>(t->data()), t->byte_size());
+  }
+}
+
+}  // namespace
+
 EncodedInferenceResponse EncodeInferenceResponse(
     const InferenceResponse& response,
     const std::vector<RequestedOutput>& requested, bool binary_data_output) {
@@ -408,41 +448,56 @@ EncodedInferenceResponse EncodeInferenceResponse(
   };
   EncodedInferenceResponse encoded;
   std::vector<const Tensor*> binary;
-  std::string& out = encoded.body;
-  JsonWriter w(&out);
+  JsonWriter w(&encoded.body);
   w.BeginObject();
   w.Key("model_name").String(response.model_name);
   w.Key("model_version").String(response.model_version);
   if (!response.id.empty()) w.Key("id").String(response.id);
   w.Key("outputs").BeginArray();
   for (const Tensor& t : response.outputs) {
-    w.BeginObject();
-    w.Key("name").String(t.name());
-    w.Key("datatype").String(ToString(t.dtype()));
-    w.Key("shape").BeginArray();
-    for (int64_t d : t.shape()) w.Int(d);
-    w.EndArray();
-    if (wants_binary(t.name())) {
-      w.Key("parameters").BeginObject();
-      w.Key("binary_data_size").Uint(t.byte_size());
-      w.EndObject();
-      binary.push_back(&t);
-    } else {
-      w.Key("data");
-      WriteData(w, t);
-    }
-    w.EndObject();
+    WriteTensorEntry(w, t, wants_binary(t.name()), &binary);
   }
   w.EndArray();
   w.EndObject();
-  encoded.json_size = out.size();
-  encoded.has_binary = !binary.empty();
-  size_t total = out.size();
-  for (const Tensor* t : binary) total += t->byte_size();
-  out.reserve(total);
-  for (const Tensor* t : binary) {
-    out.append(reinterpret_cast<const char*>(t->data()), t->byte_size());
+  FinishBody(&encoded, binary);
+  return encoded;
+}
+
+EncodedBody EncodeInferenceRequest(const InferenceRequest& request,
+                                   bool binary_inputs) {
+  EncodedBody encoded;
+  std::vector<const Tensor*> binary;
+  JsonWriter w(&encoded.body);
+  w.BeginObject();
+  if (!request.id.empty()) w.Key("id").String(request.id);
+  if (request.priority || request.timeout_us || request.binary_data_output) {
+    w.Key("parameters").BeginObject();
+    if (request.priority) w.Key("priority").Uint(*request.priority);
+    if (request.timeout_us) w.Key("timeout").Uint(*request.timeout_us);
+    if (request.binary_data_output) w.Key("binary_data_output").Bool(true);
+    w.EndObject();
   }
+  w.Key("inputs").BeginArray();
+  for (const Tensor& t : request.inputs) {
+    WriteTensorEntry(w, t, binary_inputs, &binary);
+  }
+  w.EndArray();
+  if (!request.outputs.empty()) {
+    w.Key("outputs").BeginArray();
+    for (const RequestedOutput& o : request.outputs) {
+      w.BeginObject();
+      w.Key("name").String(o.name);
+      if (o.binary_data.has_value()) {
+        w.Key("parameters").BeginObject();
+        w.Key("binary_data").Bool(*o.binary_data);
+        w.EndObject();
+      }
+      w.EndObject();
+    }
+    w.EndArray();
+  }
+  w.EndObject();
+  FinishBody(&encoded, binary);
   return encoded;
 }
 

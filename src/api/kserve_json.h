@@ -36,15 +36,17 @@ absl::StatusOr<InferenceRequest> ParseInferenceRequest(
 // Writes a response with every output as typed JSON "data" (flat, row-major).
 std::string InferenceResponseToJson(const InferenceResponse& response);
 
-// A response body: the JSON header, then the binary outputs in output order.
-struct EncodedInferenceResponse {
+// A request or response body: the JSON header, then the binary tensors in
+// order.
+struct EncodedBody {
   std::string body;
   // Bytes of JSON at the start of `body` (the Inference-Header-Content-Length
   // header's value when has_binary).
   size_t json_size = 0;
-  // Some output went to the binary section (possibly with zero bytes).
+  // Some tensor went to the binary section (possibly with zero bytes).
   bool has_binary = false;
 };
+using EncodedInferenceResponse = EncodedBody;
 
 // Encodes `response`. Output o goes to the binary section when the requested
 // output of the same name sets parameters.binary_data (true), or, when it does
@@ -55,6 +57,13 @@ struct EncodedInferenceResponse {
 EncodedInferenceResponse EncodeInferenceResponse(
     const InferenceResponse& response,
     const std::vector<RequestedOutput>& requested, bool binary_data_output);
+
+// Encodes a request (the client side: `ferry bench`): id, parameters
+// (priority, timeout, binary_data_output), the inputs as typed JSON "data" or,
+// when `binary_inputs`, as binary_data_size with the bytes after the JSON, and
+// the requested outputs.
+EncodedBody EncodeInferenceRequest(const InferenceRequest& request,
+                                   bool binary_inputs);
 
 // Writes the KServe v2 error body {"error": "..."}.
 std::string ErrorToJson(absl::string_view message);

@@ -3,6 +3,7 @@
 #include <iostream>
 
 #include "CLI/CLI.hpp"
+#include "cli/bench_command.h"
 #include "cli/builtin_engines.h"
 #include "cli/infer_command.h"
 #include "cli/jobs_command.h"
@@ -24,11 +25,13 @@ int main(int argc, char** argv) {
   ferry::ServeCommandOptions serve_options;
   ferry::RunCommandOptions run_options;
   ferry::JobsCommandOptions jobs_options;
+  ferry::BenchCommandOptions bench_options;
   CLI::App* models = ferry::AddModelsCommand(app, &models_options);
   CLI::App* infer = ferry::AddInferCommand(app, &infer_options);
   CLI::App* serve = ferry::AddServeCommand(app, &serve_options);
   CLI::App* run = ferry::AddRunCommand(app, &run_options);
   CLI::App* jobs = ferry::AddJobsCommand(app, &jobs_options);
+  CLI::App* bench = ferry::AddBenchCommand(app, &bench_options);
   CLI11_PARSE(app, argc, argv);
 
   ferry::EngineRegistry engines;
@@ -42,6 +45,9 @@ int main(int argc, char** argv) {
   }
   if (infer->parsed()) {
     return ferry::RunInferCommand(infer_options, engines, std::cout, std::cerr);
+  }
+  if (bench->parsed()) {
+    return ferry::RunBenchCommand(bench_options, std::cout, std::cerr);
   }
   if (jobs->parsed()) {
     return ferry::RunJobsCommand(jobs_options, std::cout, std::cerr);

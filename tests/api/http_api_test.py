@@ -9,13 +9,11 @@ SIGTERM.
 Run by CTest as: /usr/bin/python3 http_api_test.py FERRY_BINARY SOURCE_DIR
 """
 
-import atexit
 import concurrent.futures
 import json
 import os
 import re
 import shutil
-import signal
 import socket
 import struct
 import subprocess
@@ -27,6 +25,9 @@ import unittest
 
 import numpy as np
 import requests
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "test_util"))
+from ferry_server import FerryServer  # noqa: E402
 
 FERRY = None
 SOURCE_DIR = None
@@ -84,49 +85,8 @@ def write_identity_model(repo, name, config):
         f.write(config)
 
 
-class Server:
-    """A `ferry serve` process on a free loopback port."""
-
-    def __init__(self, repo, *extra):
-        # Each server has a job state directory of its own (one server per
-        # directory); not inside the repository, where it would read as a model.
-        state = tempfile.mkdtemp(prefix="ferry-http-test-state-")
-        atexit.register(shutil.rmtree, state, True)
-        self.proc = subprocess.Popen(
-            [FERRY, "serve", "--model-repository", repo, "--http-address", "127.0.0.1",
-             "--http-port", "0", "--grpc-port", "0", "--http-threads", "2",
-             "--state-dir", state, *extra],
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        line = self.proc.stdout.readline()  # printed once LoadAll finished
-        m = re.search(r"http_port=(\d+)", line)
-        if not m:
-            self.proc.kill()
-            raise RuntimeError("no port line from ferry serve: %r, stderr: %s" %
-                               (line, self.proc.stderr.read()))
-        self.startup_line = line
-        g = re.search(r"grpc_port=(\d+)", line)
-        self.grpc_target = "127.0.0.1:%s" % g.group(1) if g else None
-        self.url = "http://127.0.0.1:%s" % m.group(1)
-        deadline = time.time() + 60
-        while time.time() < deadline:
-            try:
-                if requests.get(self.url + "/v2/health/ready", timeout=5).status_code == 200:
-                    return
-            except requests.ConnectionError:
-                pass
-            time.sleep(0.05)
-        raise RuntimeError("ferry serve never became ready")
-
-    def stop(self):
-        """SIGTERM; returns (exit code, stderr)."""
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-        try:
-            _, err = self.proc.communicate(timeout=60)
-            return self.proc.returncode, err
-        finally:
-            if self.proc.poll() is None:
-                self.proc.kill()
+def Server(repo, *extra):
+    return FerryServer(FERRY, repo, "--http-threads", "2", *extra)
 
 
 def example(name):
@@ -667,7 +627,8 @@ class DrainTest(unittest.TestCase):
             t.start()
         time.sleep(1.0)
         signalled.set()
-        rc, err = server.stop()
+        rc = server.stop()
+        err = server.stderr()
         stop.set()
         for t in threads:
             t.join(timeout=60)
@@ -697,8 +658,8 @@ def setUpModule():
 def tearDownModule():
     try:
         if SERVER is not None:
-            rc, err = SERVER.stop()
-            assert rc == 0, "ferry serve exited %s: %s" % (rc, err)
+            rc = SERVER.stop()
+            assert rc == 0, "ferry serve exited %s: %s" % (rc, SERVER.stderr())
     finally:
         shutil.rmtree(REPO, ignore_errors=True)
 

@@ -17,9 +17,7 @@ import hmac
 import http.server
 import json
 import os
-import re
 import shutil
-import signal
 import subprocess
 import sys
 import tempfile
@@ -29,6 +27,9 @@ import unittest
 
 import numpy as np
 import requests
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "test_util"))
+from ferry_server import FerryServer  # noqa: E402
 
 FERRY = None
 SOURCE_DIR = None
@@ -68,50 +69,11 @@ parameters { key: "fail_on_first_value" value { string_value: "13" } }
 """
 
 
-class Server:
-    """A `ferry serve` process on a free loopback port; stderr goes to a file so
-    that a long run cannot fill a pipe."""
-
-    def __init__(self, state_dir, *extra):
-        self.log_path = os.path.join(TMP, "serve-%d.log" % time.monotonic_ns())
-        self.log = open(self.log_path, "w")
-        self.proc = subprocess.Popen(
-            # Normal CPU priority for jobs: CTest runs CPU-heavy tests beside
-            # this one, and idle-priority jobs would wait for them.
-            [FERRY, "serve", "--model-repository", REPO, "--http-address", "127.0.0.1",
-             "--http-port", "0", "--grpc-port", "0", "--state-dir", state_dir,
-             "--job-cpu-priority", "normal", *extra],
-            stdout=subprocess.PIPE, stderr=self.log, text=True)
-        line = self.proc.stdout.readline()  # printed once the models are loaded
-        m = re.search(r"http_port=(\d+)", line)
-        if not m:
-            self.proc.kill()
-            self.proc.wait()
-            raise RuntimeError("no port line from ferry serve: %r, log: %s" %
-                               (line, self.stderr()))
-        self.url = "http://127.0.0.1:%s" % m.group(1)
-
-    def stderr(self):
-        with open(self.log_path) as f:
-            return f.read()
-
-    def stop(self):
-        """SIGTERM; returns the exit code."""
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-        try:
-            return self.proc.wait(timeout=60)
-        finally:
-            if self.proc.poll() is None:
-                self.proc.kill()
-            self.proc.stdout.close()
-            self.log.close()
-
-    def kill(self):
-        self.proc.send_signal(signal.SIGKILL)
-        self.proc.wait()
-        self.proc.stdout.close()
-        self.log.close()
+def Server(state_dir, *extra):
+    # Normal CPU priority for jobs: CTest runs CPU-heavy tests beside this one,
+    # and idle-priority jobs would wait for them.
+    return FerryServer(FERRY, REPO, "--job-cpu-priority", "normal", *extra,
+                       state_dir=state_dir, wait_ready=False)
 
 
 def post(path, body=None, url=None, **kw):

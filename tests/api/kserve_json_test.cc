@@ -208,6 +208,45 @@ TEST(KserveJsonTest, WithoutBinaryOutputsTheBodyIsPlainJson) {
   EXPECT_EQ(e.body, InferenceResponseToJson(TwoOutputResponse()));
 }
 
+// The client side (ferry bench): what EncodeInferenceRequest writes, the
+// server's parser reads back exactly, as JSON data and as binary tensors.
+TEST(KserveJsonTest, EncodedRequestsParseBackExactly) {
+  for (bool binary : {false, true}) {
+    InferenceRequest request;
+    request.id = "r-1";
+    request.priority = 2;
+    request.timeout_us = 900;
+    request.binary_data_output = true;
+    const float xs[4] = {1.5f, -2.25f, 3.0e-8f, 7.0f};
+    request.inputs.push_back(
+        *Tensor::FromValues<float>("x", {2, 2}, absl::MakeConstSpan(xs)));
+    const int64_t ids[3] = {1, 9007199254740993LL, -3};
+    request.inputs.push_back(
+        *Tensor::FromValues<int64_t>("ids", {3}, absl::MakeConstSpan(ids)));
+    request.outputs.push_back({"y", false});
+    const EncodedBody e = EncodeInferenceRequest(request, binary);
+    EXPECT_EQ(e.has_binary, binary);
+    EXPECT_EQ(e.body.size() - e.json_size, binary ? 16u + 24u : 0u);
+    auto body = std::make_shared<std::string>(e.body);
+    auto r = ParseInferenceRequest(
+        absl::string_view(*body).substr(0, e.json_size),
+        absl::string_view(*body).substr(e.json_size), body);
+    ASSERT_TRUE(r.ok()) << r.status() << " in "
+                        << e.body.substr(0, e.json_size);
+    EXPECT_EQ(r->id, "r-1");
+    EXPECT_EQ(r->priority, 2u);
+    EXPECT_EQ(r->timeout_us, 900u);
+    EXPECT_TRUE(r->binary_data_output);
+    ASSERT_EQ(r->inputs.size(), 2u);
+    auto x = r->inputs[0].values<float>();
+    EXPECT_EQ(std::vector<float>(x.begin(), x.end()),
+              std::vector<float>(xs, xs + 4));
+    EXPECT_EQ(r->inputs[1].values<int64_t>()[1], 9007199254740993LL);
+    ASSERT_EQ(r->outputs.size(), 1u);
+    EXPECT_EQ(r->outputs[0].binary_data, false);
+  }
+}
+
 TEST(KserveJsonTest, ErrorBody) {
   EXPECT_EQ(ErrorToJson("input 'x': bad"), R"({"error":"input 'x': bad"})");
 }
