@@ -104,52 +104,26 @@ absl::StatusOr<ChunkOutcome> ExecuteChunk(const std::string& input_path,
     }
   };
 
-  // Read and parse the whole chunk (bounded by the chunk size).
-  priority.Background(true);
+  // Records are read and parsed a request's worth at a time, each group sent
+  // as soon as it is parsed: the model has offline rows to batch within
+  // microseconds of the chunk starting, not after the whole chunk is parsed.
+  std::unique_ptr<RecordReader> reader;
+  {
+    priority.Background(true);
+    absl::StatusOr<std::unique_ptr<RecordReader>> opened =
+        RecordReader::Open(input_path, format, span);
+    priority.Background(false);
+    if (!opened.ok()) return opened.status();
+    reader = *std::move(opened);
+  }
+  // Reserved once: groups point into it, so it must never reallocate.
   std::vector<Slot> slots;
   slots.reserve(static_cast<size_t>(span.record_count));
-  {
-    ASSIGN_OR_RETURN(std::unique_ptr<RecordReader> reader,
-                     RecordReader::Open(input_path, format, span));
-    while (true) {
-      ASSIGN_OR_RETURN(std::optional<RawRecord> raw, reader->Next());
-      if (!raw) break;
-      Slot& slot = slots.emplace_back();
-      absl::StatusOr<ParsedRecord> parsed = codec.Parse(*raw);
-      if (parsed.ok()) {
-        slot.parsed = *std::move(parsed);
-      } else {
-        slot.unparsed = *std::move(raw);
-        slot.failed = true;
-        slot.code = "invalid_record";
-        slot.error = parsed.status();
-        slot.attempts = 0;
-      }
-    }
-  }
-  priority.Background(false);
-  if (static_cast<int64_t>(slots.size()) != span.record_count) {
-    return absl::DataLossError(absl::StrCat(
-        "chunk at byte ", span.begin_offset, " of '", input_path, "' holds ",
-        slots.size(), " records, the validation pass counted ",
-        span.record_count, "; was the input changed while the job ran?"));
-  }
-
+  bool input_done = false;
   // A deque: split groups are appended while references to others are held.
   std::deque<Group> groups;
   const size_t per_request =
       static_cast<size_t>(std::max(1, codec.max_records_per_request()));
-  for (size_t i = 0; i < slots.size(); ++i) {
-    if (!slots[i].parsed) continue;
-    if (groups.empty() || groups.back().slots.size() >= per_request) {
-      groups.emplace_back();
-    }
-    groups.back().slots.push_back(i);
-    groups.back().records.push_back(&*slots[i].parsed);
-  }
-  int64_t parse_failures = 0;
-  for (const Slot& s : slots) parse_failures += s.failed ? 1 : 0;
-  count_done(parse_failures);
 
   ChunkOutcome outcome;
   auto fail_group = [&](Group& g, const char* code, const absl::Status& error,
@@ -169,7 +143,6 @@ absl::StatusOr<ChunkOutcome> ExecuteChunk(const std::string& input_path,
   const absl::Time started = clock->Now();
   Mailbox mailbox;
   std::deque<size_t> ready;
-  for (size_t g = 0; g < groups.size(); ++g) ready.push_back(g);
   std::multimap<absl::Time, size_t> retries;  // due time → group
   size_t finished = 0;
   int64_t in_flight = 0;
@@ -177,7 +150,63 @@ absl::StatusOr<ChunkOutcome> ExecuteChunk(const std::string& input_path,
   absl::Status abandon;
   absl::Time next_check = started + options.keep_alive_every;
 
-  while (finished < groups.size()) {
+  // Reads records until one request's worth parses (or the input ends) and
+  // queues them as a group. Records that do not parse fail at once. A read
+  // error, or more records than the validation pass counted, stops the chunk.
+  auto parse_group = [&] {
+    priority.Background(true);
+    Group group;
+    while (group.slots.size() < per_request) {
+      absl::StatusOr<std::optional<RawRecord>> raw = reader->Next();
+      if (!raw.ok() || !raw->has_value()) {
+        input_done = true;
+        if (!raw.ok()) {
+          stopping = true;
+          abandon = raw.status();
+        } else if (static_cast<int64_t>(slots.size()) != span.record_count) {
+          stopping = true;
+          abandon = absl::DataLossError(absl::StrCat(
+              "chunk at byte ", span.begin_offset, " of '", input_path,
+              "' holds ", slots.size(),
+              " records, the validation pass "
+              "counted ",
+              span.record_count, "; was the input changed while the job ran?"));
+        }
+        break;
+      }
+      if (static_cast<int64_t>(slots.size()) == span.record_count) {
+        input_done = true;
+        stopping = true;
+        abandon = absl::DataLossError(absl::StrCat(
+            "chunk at byte ", span.begin_offset, " of '", input_path,
+            "' holds more than the ", span.record_count,
+            " records the validation pass counted; was the input changed "
+            "while the job ran?"));
+        break;
+      }
+      Slot& slot = slots.emplace_back();
+      absl::StatusOr<ParsedRecord> parsed = codec.Parse(**raw);
+      if (parsed.ok()) {
+        slot.parsed = *std::move(parsed);
+        group.slots.push_back(slots.size() - 1);
+        group.records.push_back(&*slot.parsed);
+      } else {
+        slot.unparsed = **std::move(raw);
+        slot.failed = true;
+        slot.code = "invalid_record";
+        slot.error = parsed.status();
+        slot.attempts = 0;
+        count_done(1);
+      }
+    }
+    priority.Background(false);
+    if (!group.slots.empty()) {
+      groups.push_back(std::move(group));
+      ready.push_back(groups.size() - 1);
+    }
+  };
+
+  while (true) {
     absl::Time now = clock->Now();
     if (now >= next_check) {
       next_check = now + options.keep_alive_every;
@@ -198,8 +227,14 @@ absl::StatusOr<ChunkOutcome> ExecuteChunk(const std::string& input_path,
       ready.push_back(retries.begin()->second);
       retries.erase(retries.begin());
     }
-    // Send while the in-flight bound allows.
-    while (!stopping && !ready.empty()) {
+    // Send while the in-flight bound allows, parsing more when nothing is
+    // ready.
+    while (!stopping) {
+      if (ready.empty()) {
+        if (input_done || in_flight >= options.max_in_flight_records) break;
+        parse_group();
+        continue;
+      }
       Group& g = groups[ready.front()];
       const int64_t n = static_cast<int64_t>(g.records.size());
       if (in_flight > 0 && in_flight + n > options.max_in_flight_records) {
@@ -222,7 +257,8 @@ absl::StatusOr<ChunkOutcome> ExecuteChunk(const std::string& input_path,
               mailbox.Post(id, std::move(response));
             });
     }
-    if (finished == groups.size()) break;
+    if (stopping && in_flight == 0) return abandon;
+    if (input_done && finished == groups.size()) break;
     absl::Time wake = next_check;
     if (!retries.empty()) wake = std::min(wake, retries.begin()->first);
     for (auto& [id, response] : mailbox.Take(clock, wake)) {
