@@ -17,18 +17,8 @@
 # the load average before the run is recorded with them.
 set -euo pipefail
 
-root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-build_dir="${FERRY_BENCH_BUILD_DIR:-${root}/build-bench}"
-python="${FERRY_PYTHON:-/usr/bin/python3}"
-results="${root}/bench/RESULTS.md"
-
-if [ ! -f "${build_dir}/CMakeCache.txt" ]; then
-  generator=()
-  if command -v ninja >/dev/null; then generator=(-G Ninja); fi
-  cmake "${generator[@]}" -S "${root}" -B "${build_dir}" -DCMAKE_BUILD_TYPE=Release \
-    -DFERRY_BUILD_TESTS=OFF -DFERRY_BUILD_BENCH=ON
-fi
-cmake --build "${build_dir}" --target batcher_bench
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+bench_build batcher_bench
 bench="${build_dir}/bench/batcher_bench"
 
 tmp="$(mktemp -d -t ferry-batcher-bench.XXXXXX)"
@@ -38,16 +28,8 @@ trap 'rm -rf "${tmp}"' EXIT
 import numpy as np, make_example_models as m
 m.fraud_features(np.random.default_rng(1), 4096).astype('<f4').tofile('${tmp}/rows.f32')")
 
-arch="$(dpkg-architecture -qDEB_HOST_MULTIARCH 2>/dev/null || echo x86_64-linux-gnu)"
-cpu_model="$(grep -m1 '^model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//')"
-blas="$(readlink -f "/usr/lib/${arch}/libblas.so.3" 2>/dev/null || echo none)"
-load_before="$(cut -d' ' -f1-3 /proc/loadavg)"
-if awk -v l="${load_before%% *}" 'BEGIN { exit !(l > 0.5) }'; then
-  echo "run-batcher-bench: warning: load average ${load_before}; other work on the machine skews the numbers" >&2
-fi
-commit="$(git -C "${root}" rev-parse --short HEAD 2>/dev/null || echo unknown)"
-changed="$(git -C "${root}" status --porcelain 2>/dev/null | awk '{ n = split($2, p, "/"); print (n > 1 && p[2] != "") ? p[1] "/" p[2] : p[1] }' | sort -u | paste -sd, - | sed 's/,/, /g')"
-if [ -n "${changed}" ]; then commit="${commit} + uncommitted changes in ${changed}"; fi
+load_before="$(bench_load run-batcher-bench)"
+commit="$(bench_commit)"
 
 main_cmd=(env OMP_WAIT_POLICY=passive "${bench}" --models "${tmp}/models" --rows "${tmp}/rows.f32"
           --markdown "${tmp}/main.md" "$@")
@@ -75,18 +57,7 @@ echo "run-batcher-bench: ${cmp_cmd[*]}" >&2
 grep '^BENCH_JSON ' "${tmp}/cmp.out" | sed 's/^BENCH_JSON //' >"${tmp}/cmp.json"
 load_after="$(cut -d' ' -f1-3 /proc/loadavg)"
 
-if [ ! -f "${results}" ]; then
-  cat >"${results}" <<'EOF'
-# Benchmark results
-
-Appended by the scripts in bench/, newest last; never edited by hand. Each section
-says when, on which machine, at which commit and with which exact command its
-numbers were taken. Numbers from different machines or under other load are not
-comparable, and on the 2-core development VM repeated runs differ by ±15–25%
-(see /work/shared/reference/engine-measurements.md), so treat smaller differences
-as noise.
-EOF
-fi
+bench_results_init
 
 # Paths in the recorded commands: the temporary directory and the checkout.
 show() { local s="$*"; s="${s//${tmp}/\$TMP}"; echo "${s//${root}\//}"; }
@@ -94,7 +65,7 @@ show() { local s="$*"; s="${s//${tmp}/\$TMP}"; echo "${s//${root}\//}"; }
   echo
   echo "## batcher_bench, $(date -u '+%Y-%m-%d %H:%M UTC')"
   echo
-  echo "- machine: $(nproc) cores, ${cpu_model}, libblas.so.3 → ${blas}; load average before the run ${load_before}, after ${load_after}"
+  echo "- machine: $(bench_machine); load average before the run ${load_before}, after ${load_after}"
   echo "- commit: ${commit}"
   echo "- command: \`bench/run-batcher-bench.sh${*:+ $*}\`, which ran"
   echo "  \`$(show "${main_cmd[@]}")\` (\$TMP: fraud_xgb from tools/make-example-models, 4096 rows of its synthetic features)"

@@ -11,17 +11,8 @@
 # once built. Only comparable on an otherwise idle machine.
 set -euo pipefail
 
-root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-build_dir="${FERRY_BENCH_BUILD_DIR:-${root}/build-bench}"
-results="${root}/bench/RESULTS.md"
-
-if [ ! -f "${build_dir}/CMakeCache.txt" ]; then
-  generator=()
-  if command -v ninja >/dev/null; then generator=(-G Ninja); fi
-  cmake "${generator[@]}" -S "${root}" -B "${build_dir}" -DCMAKE_BUILD_TYPE=Release \
-    -DFERRY_BUILD_TESTS=OFF -DFERRY_BUILD_BENCH=ON
-fi
-cmake --build "${build_dir}" --target isolation_bench
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+bench_build isolation_bench
 bench="${build_dir}/bench/isolation_bench"
 
 tmp="$(mktemp -d -t ferry-isolation-bench.XXXXXX)"
@@ -32,7 +23,7 @@ cat >> "${tmp}/models-1t/fraud_xgb/config.pbtxt" <<'CFG'
 parameters { key: "intra_op_threads" value: { string_value: "1" } }
 CFG
 
-echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "load average before: $(bench_load run-isolation-bench)"
 for repo in models models-1t; do
   "${bench}" --model-repository "${tmp}/${repo}" --model fraud_xgb --rate 2000 \
     --seconds 10 --offline-rows 2000000 --record "${results}" "$@"
