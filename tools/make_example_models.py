@@ -207,7 +207,7 @@ dynamic_batching {{
 }}
 instance_group [
   {{
-    count: 1
+    # No count: Ferry runs one instance per core, one intra-op thread each.
     kind: KIND_CPU
   }}
 ]
@@ -278,7 +278,7 @@ dynamic_batching {
 }
 instance_group [
   {
-    count: 1
+    # No count: Ferry runs one instance per core, one intra-op thread each.
     kind: KIND_CPU
   }
 ]
@@ -439,7 +439,7 @@ dynamic_batching {
 }
 instance_group [
   {
-    count: 1
+    # No count: Ferry runs one instance per core, one intra-op thread each.
     kind: KIND_CPU
   }
 ]
@@ -503,7 +503,7 @@ dynamic_batching {
 }
 instance_group [
   {
-    count: 1
+    # No count: Ferry runs one instance per core, one intra-op thread each.
     kind: KIND_CPU
   }
 ]

@@ -249,7 +249,8 @@ void ConvertInstanceGroups(const inference::ModelConfig& config,
     const std::string label = absl::StrCat("instance_group[", i, "]");
     InstanceGroupOptions out;
     out.name = group.name();
-    out.count = group.count() == 0 ? 1 : group.count();
+    out.count =
+        group.count();  // 0: the repository picks (ResolveInstanceCounts)
     switch (group.kind()) {
       case inference::ModelInstanceGroup::KIND_GPU:
         out.kind = DeviceKind::kGpu;
@@ -277,7 +278,11 @@ void ConvertInstanceGroups(const inference::ModelConfig& config,
     }
     options->instance_groups.push_back(std::move(out));
   }
-  if (options->instance_groups.empty()) options->instance_groups.emplace_back();
+  if (options->instance_groups.empty()) {
+    InstanceGroupOptions any;
+    any.count = 0;
+    options->instance_groups.push_back(any);
+  }
 }
 
 void ConvertVersionPolicy(const inference::ModelConfig& config,
@@ -459,9 +464,9 @@ void CheckInstanceGroups(const ModelOptions& options,
   for (size_t i = 0; i < options.instance_groups.size(); ++i) {
     const InstanceGroupOptions& g = options.instance_groups[i];
     const std::string label = absl::StrCat("instance_group[", i, "]");
-    if (g.count < 1) {
-      errors->push_back(
-          absl::StrCat(label, ".count is ", g.count, "; must be >= 1"));
+    if (g.count < 0) {
+      errors->push_back(absl::StrCat(label, ".count is ", g.count,
+                                     "; must be >= 0 (0: Ferry picks)"));
     }
     if (g.kind == DeviceKind::kCpu && !g.gpus.empty()) {
       errors->push_back(

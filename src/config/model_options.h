@@ -61,6 +61,10 @@ enum class DeviceKind { kAuto, kCpu, kGpu };
 
 struct InstanceGroupOptions {
   std::string name;
+  // 0 (or no instance_group at all): the repository picks when it loads the
+  // model — one CPU instance per core, one intra-op thread each, which
+  // measured 1.4-4.9x the throughput of one instance with every core
+  // (bench/RESULTS.md, "engine choices"); one instance per GPU group.
   int32_t count = 1;
   DeviceKind kind = DeviceKind::kAuto;
   std::vector<int32_t> gpus;

@@ -238,7 +238,11 @@ absl::StatusOr<ModelOptions> ModelRepository::ReadOptions(
     options.name = name;
     ASSIGN_OR_RETURN(options.platform, GuessPlatform(model_dir, versions));
   }
-  if (options.instance_groups.empty()) options.instance_groups.push_back({});
+  if (options.instance_groups.empty()) {
+    InstanceGroupOptions any;
+    any.count = 0;
+    options.instance_groups.push_back(any);
+  }
   ASSIGN_OR_RETURN(const EngineFactory* factory,
                    engines_->Find(options.platform));
   if (options.inputs.empty() || options.outputs.empty()) {
@@ -253,6 +257,7 @@ absl::StatusOr<ModelOptions> ModelRepository::ReadOptions(
         model_dir / std::to_string(versions.back()), &options));
   }
   RETURN_IF_ERROR(ValidateModelOptions(options));
+  ResolveInstanceCounts(&options);
   return options;
 }
 
@@ -327,13 +332,36 @@ absl::StatusOr<std::shared_ptr<const LoadedModel>> ModelRepository::LoadVersion(
       options, version, context.version_dir, std::move(instances));
 }
 
+int ModelRepository::TotalThreads() const {
+  if (options_.total_threads > 0) return options_.total_threads;
+  return static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+}
+
 int ModelRepository::ThreadsPerInstance(const ModelOptions& options) const {
   if (auto n = IntParameter(options, "intra_op_threads")) return *n;
   if (auto n = IntParameter(options, "INTRA_OP_THREAD_COUNT")) return *n;
-  int total = options_.total_threads;
-  if (total <= 0)
-    total = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  return std::max(1, total / std::max(1, options.instance_count()));
+  return std::max(1, TotalThreads() / std::max(1, options.instance_count()));
+}
+
+void ModelRepository::ResolveInstanceCounts(ModelOptions* options) const {
+  // Threads one instance asks for: the config's, else one.
+  int per_instance = 1;
+  if (auto n = IntParameter(*options, "intra_op_threads")) {
+    per_instance = *n;
+  } else if (auto m = IntParameter(*options, "INTRA_OP_THREAD_COUNT")) {
+    per_instance = *m;
+  }
+  int open_cpu_groups = 0;
+  for (const InstanceGroupOptions& g : options->instance_groups) {
+    if (g.count == 0 && g.kind != DeviceKind::kGpu) ++open_cpu_groups;
+  }
+  for (InstanceGroupOptions& g : options->instance_groups) {
+    if (g.count != 0) continue;
+    g.count = g.kind == DeviceKind::kGpu
+                  ? 1
+                  : std::max(1, TotalThreads() / per_instance /
+                                    std::max(1, open_cpu_groups));
+  }
 }
 
 }  // namespace ferry

@@ -132,6 +132,10 @@ class ModelRepository {
   absl::StatusOr<std::shared_ptr<const LoadedModel>> LoadVersion(
       const ModelOptions& options, int64_t version) const;
   int ThreadsPerInstance(const ModelOptions& options) const;
+  int TotalThreads() const;
+  // Gives every instance group with count 0 its count (see
+  // InstanceGroupOptions::count).
+  void ResolveInstanceCounts(ModelOptions* options) const;
 
   const std::filesystem::path root_;
   const EngineRegistry* const engines_;

@@ -333,7 +333,7 @@ TEST(ModelConfigTest, FilBackendBecomesXgboost) {
   EXPECT_THAT(parsed->options.dynamic_batching.preferred_batch_sizes,
               IsEmpty());
   ASSERT_THAT(parsed->options.instance_groups, SizeIs(1));
-  EXPECT_EQ(parsed->options.instance_groups[0].count, 1);
+  EXPECT_EQ(parsed->options.instance_groups[0].count, 0);  // Ferry picks
 }
 
 TEST(ModelConfigTest, FilModelTypeOtherThanXgboostIsError) {
@@ -547,7 +547,8 @@ TEST(ModelConfigTest, MissingSectionsGetTritonDefaults) {
   EXPECT_EQ(o.max_batch_size, 0);
   EXPECT_FALSE(o.dynamic_batching.enabled);
   ASSERT_THAT(o.instance_groups, SizeIs(1));
-  EXPECT_EQ(o.instance_groups[0].count, 1);
+  // No count: the repository picks one per core when it loads the model.
+  EXPECT_EQ(o.instance_groups[0].count, 0);
   EXPECT_EQ(o.instance_groups[0].kind, DeviceKind::kAuto);
   EXPECT_EQ(o.version_policy.kind, VersionPolicyOptions::Kind::kLatest);
   EXPECT_EQ(o.version_policy.num_versions, 1u);
@@ -560,7 +561,7 @@ TEST(ModelConfigTest, InstanceGroupRules) {
   EXPECT_THAT(ErrorOf(Config("instance_group { kind: KIND_MODEL }")),
               AllOf(HasSubstr("instance_group[0]"), HasSubstr("KIND_MODEL")));
   EXPECT_THAT(ErrorOf(Config("instance_group { count: -2 }")),
-              HasSubstr("instance_group[0].count is -2; must be >= 1"));
+              HasSubstr("instance_group[0].count is -2; must be >= 0"));
   EXPECT_THAT(ErrorOf(Config("instance_group { kind: KIND_CPU gpus: [ 0 ] }")),
               HasSubstr("KIND_CPU cannot list gpus"));
 }

@@ -127,6 +127,29 @@ TEST_F(ModelRepositoryTest, InstancesFollowInstanceGroupAndShareTheThreads) {
   for (int i = 0; i < 3; ++i) EXPECT_TRUE(model->instance(i).Run(in).ok());
 }
 
+// Without a count, one CPU instance per core, one thread each; an explicit
+// intra_op_threads makes fewer, wider instances; an explicit count stays.
+TEST_F(ModelRepositoryTest, InstanceCountDefaultsToOnePerCore) {
+  AddModel("none", kIdentityConfig);
+  AddModel("cpu", std::string(kIdentityConfig) +
+                      "instance_group [ { kind: KIND_CPU } ]");
+  AddModel("wide", std::string(kIdentityConfig) +
+                       "instance_group [ { kind: KIND_CPU } ]\n"
+                       "parameters { key: \"intra_op_threads\" value: { "
+                       "string_value: \"2\" } }");
+  AddModel("fixed", std::string(kIdentityConfig) +
+                        "instance_group [ { count: 1 kind: KIND_CPU } ]");
+  ModelRepository repo(dir_.path(), &engines_, {.total_threads = 6});
+  for (const char* name : {"none", "cpu", "wide", "fixed"}) {
+    ASSERT_TRUE(repo.Load(name).ok()) << name;
+  }
+  EXPECT_EQ((*repo.Get("none"))->instance_count(), 6);
+  EXPECT_EQ((*repo.Get("cpu"))->instance_count(), 6);
+  EXPECT_EQ((*repo.Get("cpu"))->options().instance_groups[0].count, 6);
+  EXPECT_EQ((*repo.Get("wide"))->instance_count(), 3);
+  EXPECT_EQ((*repo.Get("fixed"))->instance_count(), 1);
+}
+
 TEST_F(ModelRepositoryTest, UnloadKeepsHeldVersionsAliveAndReloadReadsTheDisk) {
   AddModel("m", kIdentityConfig);
   ModelRepository repo(dir_.path(), &engines_);
