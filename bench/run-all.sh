@@ -17,7 +17,7 @@ source "${here}/lib.sh"
 
 bench_build ferry engine_bench batcher_bench isolation_bench
 start=$(date +%s)
-for script in run-serving-bench.sh run-batcher-bench.sh run-offline-bench.sh \
+for script in run-serving-bench.sh run-batcher-bench.sh run-offline-bench.sh run-deep-offline-bench.sh run-choices-bench.sh \
               run-isolation-bench.sh; do
   echo "run-all: ${script} ($(( $(date +%s) - start )) s so far)" >&2
   "${here}/${script}"

@@ -11,7 +11,9 @@ Rows:
   - serving efficiency: Ferry rows/s at saturation ÷ the bare engine at the batch
     size Ferry reached (from /metrics), over HTTP binary and gRPC;
   - batching gain over the wire: dynamic batching on ÷ off (no dynamic_batching
-    block: one request per batch) at 64 and 256 clients.
+    block: one request per batch) at 64 and 256 clients;
+  - variable length: text_classifier with random lengths 8..128, length bucketing
+    on (max_padding_waste 0.25) vs off (1.0): throughput and padding waste.
 
   serving_bench.py --ferry build-bench/ferry --engine-bench build-bench/bench/engine_bench
                    --models DIR --results bench/RESULTS.md --command "..."
@@ -59,12 +61,12 @@ class Bench:
         self.server = server
         self.commands = []
 
-    def ferry_bench(self, model, protocol, concurrency, window=2.0, windows=3):
+    def ferry_bench(self, model, protocol, concurrency, window=2.0, windows=3, extra=()):
         out = os.path.join(self.args.tmp, "bench.json")
         cmd = [self.args.ferry, "bench", "-m", model, "--concurrency", str(concurrency),
                "--warmup-seconds", "1", "--window-seconds", str(window),
                "--max-windows", str(windows), "--json", out,
-               "--metrics-url", self.server.url + "/metrics"]
+               "--metrics-url", self.server.url + "/metrics", *extra]
         if protocol == "grpc":
             cmd += ["--protocol", "grpc", "-u", self.server.grpc_target]
         else:
@@ -109,6 +111,9 @@ def main():
     for m in ("fraud_xgb", "mlp"):
         variants[m] = (variant(a.models, m, "nodelay", no_delay),
                        variant(a.models, m, "nobatch", no_batching))
+    no_bucketing = variant(
+        a.models, "text_classifier", "nobucket",
+        lambda t: t + '\nparameters { key: "max_padding_waste" value: { string_value: "1" } }\n')
     server = FerryServer(a.ferry, a.models)
     b = Bench(a, server)
     lines = []
@@ -157,6 +162,21 @@ def main():
                     % (m, clients, on["rows_per_s"], on.get("server", {}).get("avg_batch_rows", 0),
                        on["latency_us"]["p99"] / 1e3, off["rows_per_s"],
                        off["latency_us"]["p99"] / 1e3, gain))
+        # 4. Variable length: bucketing on vs off.
+        print("variable length...", file=sys.stderr)
+        varlen = ["--shape", "input_ids:8-128", "--shape", "attention_mask:8-128",
+                  "--int-max", "1000"]
+        on = b.ferry_bench("text_classifier", "grpc", 64, extra=varlen)
+        off = b.ferry_bench(no_bucketing, "grpc", 64, extra=varlen)
+        lines.append(
+            "- variable length, text_classifier, lengths 8..128, gRPC, 64 clients: bucketing on "
+            "%.0f rows/s, padding waste %.0f %%, avg batch %.1f, p99 %.1f ms; off %.0f rows/s, "
+            "padding waste %.0f %%, avg batch %.1f, p99 %.1f ms; on ÷ off **%.2fx**"
+            % (on["rows_per_s"], 100 * on["server"]["padding_waste"],
+               on["server"]["avg_batch_rows"], on["latency_us"]["p99"] / 1e3,
+               off["rows_per_s"], 100 * off["server"]["padding_waste"],
+               off["server"]["avg_batch_rows"], off["latency_us"]["p99"] / 1e3,
+               on["rows_per_s"] / off["rows_per_s"] if off["rows_per_s"] else 0))
     finally:
         rc = server.stop()
         shutil.rmtree(a.tmp, ignore_errors=True)

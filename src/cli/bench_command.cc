@@ -155,8 +155,9 @@ absl::StatusOr<Plan> Prepare(const BenchCommandOptions& o) {
     }
   }
 
-  // The request.
-  InferenceRequest request;
+  // The requests: one from --input-data, or random ones (several when some
+  // dimension is a range, so requests differ in shape).
+  std::vector<InferenceRequest> requests;
   if (!o.input_data.empty()) {
     ASSIGN_OR_RETURN(std::string json, ReadFile(o.input_data));
     auto keep = std::make_shared<std::string>(std::move(json));
@@ -166,22 +167,27 @@ absl::StatusOr<Plan> Prepare(const BenchCommandOptions& o) {
       return absl::InvalidArgumentError(absl::StrCat(
           "--input-data '", o.input_data, "': ", parsed.status().message()));
     }
-    request = std::move(*parsed);
-    for (Tensor& t : request.inputs) t = t.Clone();
+    for (Tensor& t : parsed->inputs) t = t.Clone();
     // Rows per request: the first input's leading dimension.
-    if (!request.inputs.empty() && !request.inputs[0].shape().empty()) {
-      plan.context.rows_per_request = request.inputs[0].shape()[0];
+    if (!parsed->inputs.empty() && !parsed->inputs[0].shape().empty()) {
+      plan.context.rows_per_request = parsed->inputs[0].shape()[0];
     }
+    requests.push_back(*std::move(parsed));
   } else {
     RandomInputOptions random;
     random.batch_rows = o.batch_size;
     random.int_max = o.int_max;
-    random.seed = o.seed;
     for (const std::string& s : o.shapes) {
       RETURN_IF_ERROR(ParseShapeFlag(s, &random.shapes));
     }
     ASSIGN_OR_RETURN(std::vector<InputSpec> specs, FetchInputs(o, plan.url));
-    ASSIGN_OR_RETURN(request.inputs, RandomInputs(specs, random));
+    int distinct = o.distinct_requests;
+    if (distinct <= 0) distinct = HasRanges(random.shapes) ? 64 : 1;
+    for (int i = 0; i < distinct; ++i) {
+      random.seed = o.seed + static_cast<uint64_t>(i);
+      InferenceRequest& r = requests.emplace_back();
+      ASSIGN_OR_RETURN(r.inputs, RandomInputs(specs, random));
+    }
     plan.context.rows_per_request = o.batch_size;
   }
   for (LoadOptions& p : plan.points) {
@@ -201,8 +207,11 @@ absl::StatusOr<Plan> Prepare(const BenchCommandOptions& o) {
     g.target = plan.url;
     g.channels = std::max(1, (max_c + 99) / 100);
     g.timeout = timeout;
-    plan.transport = MakeGrpcTransport(
-        g, MakeModelInferRequest(o.model, o.version, request.inputs));
+    std::vector<inference::ModelInferRequest> messages;
+    for (const InferenceRequest& r : requests) {
+      messages.push_back(MakeModelInferRequest(o.model, o.version, r.inputs));
+    }
+    plan.transport = MakeGrpcTransport(g, std::move(messages));
     return plan;
   }
   plan.context.protocol = o.binary ? "http-binary" : "http";
@@ -218,10 +227,12 @@ absl::StatusOr<Plan> Prepare(const BenchCommandOptions& o) {
       absl::StrCat(url.target == "/" ? "" : url.target, "/v2/models/", o.model);
   if (!o.version.empty()) absl::StrAppend(&h.target, "/versions/", o.version);
   absl::StrAppend(&h.target, "/infer");
-  request.binary_data_output = o.binary;
-  EncodedBody body = EncodeInferenceRequest(request, o.binary);
-  h.binary_json_size = o.binary ? body.json_size : 0;
-  h.body = std::move(body.body);
+  for (InferenceRequest& r : requests) {
+    r.binary_data_output = o.binary;
+    EncodedBody body = EncodeInferenceRequest(r, o.binary);
+    h.bodies.push_back(
+        {std::move(body.body), o.binary ? body.json_size : size_t{0}});
+  }
   h.threads = std::max(1, o.threads);
   h.max_connections = std::max(1, o.max_connections);
   h.timeout = timeout;
@@ -263,7 +274,11 @@ CLI::App* AddBenchCommand(CLI::App& app, BenchCommandOptions* o) {
       ->capture_default_str();
   cmd->add_option("--shape", o->shapes,
                   "Shape of an input with variable dimensions, without the "
-                  "batch dimension: NAME:D1,D2 (repeatable)");
+                  "batch dimension: NAME:D1,D2 (repeatable); a dimension may "
+                  "be a range LO-HI drawn per request, e.g. input_ids:8-128");
+  cmd->add_option("--distinct-requests", o->distinct_requests,
+                  "Random requests made up front and sent in turn (default: "
+                  "64 when a --shape has a range, else 1)");
   cmd->add_option("--int-max", o->int_max,
                   "Random integer inputs are drawn from [0, int-max)")
       ->capture_default_str();

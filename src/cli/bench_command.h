@@ -29,6 +29,7 @@ struct BenchCommandOptions {
   std::string arrivals = "poisson";
   int64_t batch_size = 1;
   std::vector<std::string> shapes;
+  int distinct_requests = 0;  // 0: 64 with ranged shapes, else 1
   int64_t int_max = 100;
   std::string input_data;
   double warmup_seconds = 2;

@@ -34,8 +34,9 @@ std::string CodeName(grpc::StatusCode code) {
 
 class GrpcTransport final : public Transport {
  public:
-  GrpcTransport(const GrpcTransportOptions& options, ModelInferRequest request)
-      : timeout_(options.timeout), request_(std::move(request)) {
+  GrpcTransport(const GrpcTransportOptions& options,
+                std::vector<ModelInferRequest> requests)
+      : timeout_(options.timeout), requests_(std::move(requests)) {
     for (int i = 0; i < std::max(1, options.channels); ++i) {
       stubs_.push_back(
           GRPCInferenceService::NewStub(NewChannel(options.target)));
@@ -52,10 +53,10 @@ class GrpcTransport final : public Transport {
     auto* call = new Call;
     call->done = std::move(done);
     call->context.set_deadline(absl::ToChronoTime(absl::Now() + timeout_));
-    GRPCInferenceService::Stub* stub =
-        stubs_[next_.fetch_add(1, std::memory_order_relaxed) % stubs_.size()]
-            .get();
-    call->reader = stub->PrepareAsyncModelInfer(&call->context, request_, &cq_);
+    const uint64_t n = next_.fetch_add(1, std::memory_order_relaxed);
+    GRPCInferenceService::Stub* stub = stubs_[n % stubs_.size()].get();
+    call->reader = stub->PrepareAsyncModelInfer(
+        &call->context, requests_[n % requests_.size()], &cq_);
     call->reader->StartCall();
     call->reader->Finish(&call->response, &call->status, call);
   }
@@ -87,7 +88,7 @@ class GrpcTransport final : public Transport {
   }
 
   const absl::Duration timeout_;
-  const ModelInferRequest request_;
+  const std::vector<ModelInferRequest> requests_;
   std::vector<std::unique_ptr<GRPCInferenceService::Stub>> stubs_;
   grpc::CompletionQueue cq_;
   std::thread poller_;
@@ -146,8 +147,9 @@ ModelInferRequest MakeModelInferRequest(const std::string& model,
 }
 
 std::unique_ptr<Transport> MakeGrpcTransport(
-    const GrpcTransportOptions& options, const ModelInferRequest& request) {
-  return std::make_unique<GrpcTransport>(options, request);
+    const GrpcTransportOptions& options,
+    std::vector<ModelInferRequest> requests) {
+  return std::make_unique<GrpcTransport>(options, std::move(requests));
 }
 
 }  // namespace ferry

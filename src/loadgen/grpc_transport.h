@@ -38,9 +38,10 @@ inference::ModelInferRequest MakeModelInferRequest(
     const std::string& model, const std::string& version,
     const std::vector<Tensor>& inputs);
 
+// Sends `requests` in turn (at least one).
 std::unique_ptr<Transport> MakeGrpcTransport(
     const GrpcTransportOptions& options,
-    const inference::ModelInferRequest& request);
+    std::vector<inference::ModelInferRequest> requests);
 
 }  // namespace ferry
 

@@ -30,20 +30,22 @@ class HttpTransport final : public Transport {
   HttpTransport(HttpTransportOptions options,
                 tcp::resolver::results_type endpoints)
       : options_(std::move(options)), endpoints_(std::move(endpoints)) {
-    request_.method(http::verb::post);
-    request_.target(options_.target);
-    request_.version(11);
-    request_.set(http::field::host,
-                 absl::StrCat(options_.host, ":", options_.port));
-    if (options_.binary_json_size > 0) {
-      request_.set(http::field::content_type, "application/octet-stream");
-      request_.set("Inference-Header-Content-Length",
-                   std::to_string(options_.binary_json_size));
-    } else {
-      request_.set(http::field::content_type, "application/json");
+    for (const HttpTransportOptions::Body& body : options_.bodies) {
+      http::request<http::string_body>& r = requests_.emplace_back();
+      r.method(http::verb::post);
+      r.target(options_.target);
+      r.version(11);
+      r.set(http::field::host, absl::StrCat(options_.host, ":", options_.port));
+      if (body.binary_json_size > 0) {
+        r.set(http::field::content_type, "application/octet-stream");
+        r.set("Inference-Header-Content-Length",
+              std::to_string(body.binary_json_size));
+      } else {
+        r.set(http::field::content_type, "application/json");
+      }
+      r.body() = body.bytes;
+      r.prepare_payload();
     }
-    request_.body() = options_.body;
-    request_.prepare_payload();
     const int n = std::max(1, options_.threads);
     per_loop_cap_ = std::max(1, options_.max_connections / n);
     for (int i = 0; i < n; ++i) loops_.push_back(std::make_unique<Loop>());
@@ -124,7 +126,10 @@ class HttpTransport final : public Transport {
 
   void Write(Loop* loop, ConnPtr conn) {
     Conn* c = conn.get();
-    http::async_write(c->stream, request_,
+    const auto& request =
+        requests_[next_body_.fetch_add(1, std::memory_order_relaxed) %
+                  requests_.size()];
+    http::async_write(c->stream, request,
                       [this, loop, conn = std::move(conn)](beast::error_code ec,
                                                            size_t) mutable {
                         if (ec) return Fail(loop, std::move(conn), "write", ec);
@@ -181,7 +186,8 @@ class HttpTransport final : public Transport {
 
   const HttpTransportOptions options_;
   const tcp::resolver::results_type endpoints_;
-  http::request<http::string_body> request_;
+  std::vector<http::request<http::string_body>> requests_;  // read-only
+  std::atomic<uint64_t> next_body_{0};
   int per_loop_cap_ = 1;
   std::vector<std::unique_ptr<Loop>> loops_;
   std::atomic<uint64_t> next_{0};
@@ -191,6 +197,9 @@ class HttpTransport final : public Transport {
 
 absl::StatusOr<std::unique_ptr<Transport>> MakeHttpTransport(
     HttpTransportOptions options) {
+  if (options.bodies.empty()) {
+    return absl::InvalidArgumentError("no request body to send");
+  }
   asio::io_context ioc;
   tcp::resolver resolver(ioc);
   beast::error_code ec;

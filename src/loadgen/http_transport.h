@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
@@ -21,10 +22,14 @@ struct HttpTransportOptions {
   std::string host = "127.0.0.1";
   uint16_t port = 8000;
   std::string target;  // e.g. /v2/models/fraud_xgb/infer
-  std::string body;    // the request body, sent as is on every call
-  // Bytes of JSON at the start of `body` when it carries binary tensors
-  // (sent as Inference-Header-Content-Length); 0: plain JSON.
-  size_t binary_json_size = 0;
+  struct Body {
+    std::string bytes;
+    // Bytes of JSON at the start when it carries binary tensors (sent as
+    // Inference-Header-Content-Length); 0: plain JSON.
+    size_t binary_json_size = 0;
+  };
+  // Request bodies, sent as they are, in turn (at least one).
+  std::vector<Body> bodies;
   int threads = 1;             // event loops
   int max_connections = 1024;  // over all loops
   absl::Duration timeout = absl::Seconds(30);

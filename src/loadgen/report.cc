@@ -116,6 +116,7 @@ std::string FormatJson(const BenchContext& context,
       w.Key("avg_queue_us").Double(p.server->avg_queue_us);
       w.Key("avg_compute_us").Double(p.server->avg_compute_us);
       w.Key("avg_batch_rows").Double(p.server->avg_batch_rows);
+      w.Key("padding_waste").Double(p.server->padding_waste);
       w.EndObject();
     }
     w.EndObject();

@@ -74,22 +74,42 @@ absl::StatusOr<std::vector<InputSpec>> ParseModelMetadataInputs(
   return specs;
 }
 
-absl::Status ParseShapeFlag(absl::string_view text,
-                            std::map<std::string, Shape>* shapes) {
+absl::Status ParseShapeFlag(
+    absl::string_view text,
+    std::map<std::string, std::vector<DimRange>>* shapes) {
   const size_t colon = text.rfind(':');
   auto bad = [&] {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "--shape '", text, "': want NAME:D1,D2,... (e.g. input_ids:64)"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("--shape '", text,
+                     "': want NAME:D1,D2,... with each D a size or a range "
+                     "LO-HI (e.g. input_ids:64 or input_ids:8-128)"));
   };
   if (colon == absl::string_view::npos || colon == 0) return bad();
-  Shape shape;
+  std::vector<DimRange> dims;
   for (absl::string_view d : absl::StrSplit(text.substr(colon + 1), ',')) {
-    int64_t v;
-    if (!absl::SimpleAtoi(d, &v) || v <= 0) return bad();
-    shape.push_back(v);
+    DimRange r;
+    const size_t dash = d.find('-');
+    if (dash == absl::string_view::npos) {
+      if (!absl::SimpleAtoi(d, &r.lo)) return bad();
+      r.hi = r.lo;
+    } else if (!absl::SimpleAtoi(d.substr(0, dash), &r.lo) ||
+               !absl::SimpleAtoi(d.substr(dash + 1), &r.hi)) {
+      return bad();
+    }
+    if (r.lo <= 0 || r.hi < r.lo) return bad();
+    dims.push_back(r);
   }
-  (*shapes)[std::string(text.substr(0, colon))] = std::move(shape);
+  (*shapes)[std::string(text.substr(0, colon))] = std::move(dims);
   return absl::OkStatus();
+}
+
+bool HasRanges(const std::map<std::string, std::vector<DimRange>>& shapes) {
+  for (const auto& [name, dims] : shapes) {
+    for (const DimRange& d : dims) {
+      if (d.lo != d.hi) return true;
+    }
+  }
+  return false;
 }
 
 absl::StatusOr<std::vector<Tensor>> RandomInputs(
@@ -99,13 +119,24 @@ absl::StatusOr<std::vector<Tensor>> RandomInputs(
   std::uniform_int_distribution<int64_t> ints(
       0, std::max<int64_t>(options.int_max, 1) - 1);
   std::vector<Tensor> tensors;
+  // One draw per distinct range, shared by the inputs that name it.
+  std::map<std::pair<int64_t, int64_t>, int64_t> drawn;
+  auto draw = [&](const DimRange& r) {
+    if (r.lo == r.hi) return r.lo;
+    auto [it, fresh] = drawn.try_emplace({r.lo, r.hi}, 0);
+    if (fresh) {
+      it->second = std::uniform_int_distribution<int64_t>(r.lo, r.hi)(rng);
+    }
+    return it->second;
+  };
   for (const InputSpec& in : inputs) {
     Shape shape = in.shape;
     const bool batched = !shape.empty() && shape[0] == -1;
     auto given = options.shapes.find(in.name);
     if (given != options.shapes.end()) {
-      shape = given->second;
-      if (batched) shape.insert(shape.begin(), -1);
+      shape.clear();
+      if (batched) shape.push_back(-1);
+      for (const DimRange& r : given->second) shape.push_back(draw(r));
     }
     for (size_t d = 0; d < shape.size(); ++d) {
       if (d == 0 && batched) {

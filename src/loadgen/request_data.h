@@ -31,18 +31,33 @@ struct InputSpec {
 absl::StatusOr<std::vector<InputSpec>> ParseModelMetadataInputs(
     absl::string_view json);
 
+// A dimension given on the command line: fixed (lo == hi) or a range drawn
+// from per request ("--shape ids:8-128").
+struct DimRange {
+  int64_t lo = 1;
+  int64_t hi = 1;
+  bool operator==(const DimRange&) const = default;
+};
+
 struct RandomInputOptions {
   int64_t batch_rows = 1;  // the batch dimension's size
   // Shapes for inputs with variable dimensions, without the batch dimension
-  // ("--shape ids:64").
-  std::map<std::string, Shape> shapes;
+  // ("--shape ids:64" or "--shape ids:8-128"). Within one request, every
+  // dimension with the same range gets the same drawn value, so input_ids
+  // and attention_mask stay the same length.
+  std::map<std::string, std::vector<DimRange>> shapes;
   int64_t int_max = 100;  // integers are drawn from [0, int_max)
   uint64_t seed = 1;
 };
 
-// "NAME:D1,D2,..." into `shapes`. INVALID_ARGUMENT names the flag value.
-absl::Status ParseShapeFlag(absl::string_view text,
-                            std::map<std::string, Shape>* shapes);
+// "NAME:D1,D2,..." into `shapes`, each D a size or LO-HI. INVALID_ARGUMENT
+// names the flag value.
+absl::Status ParseShapeFlag(
+    absl::string_view text,
+    std::map<std::string, std::vector<DimRange>>* shapes);
+
+// Whether some given dimension is a range (requests differ in shape).
+bool HasRanges(const std::map<std::string, std::vector<DimRange>>& shapes);
 
 // Random tensors for `inputs`: floats uniform in [0, 1), integers in
 // [0, int_max), booleans fair, BYTES the string "ferry". The batch dimension

@@ -125,6 +125,10 @@ ServerSplit ComputeServerSplit(const std::vector<MetricSample>& before,
   if (queue_n > 0) split.avg_queue_us = queue_s / queue_n * 1e6;
   if (compute_n > 0) split.avg_compute_us = compute_s / compute_n * 1e6;
   if (batches > 0) split.avg_batch_rows = rows / batches;
+  const double elements = delta("ferry_batch_elements_total");
+  if (elements > 0) {
+    split.padding_waste = delta("ferry_padding_elements_total") / elements;
+  }
   return split;
 }
 

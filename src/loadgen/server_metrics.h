@@ -39,6 +39,8 @@ struct ServerSplit {
   double avg_queue_us = 0;    // per request
   double avg_compute_us = 0;  // per batch
   double avg_batch_rows = 0;
+  // Padding elements ÷ all batch input elements (variable-length inputs).
+  double padding_waste = 0;
 };
 
 // The deltas between two scrapes for `model` (every version and level).

@@ -318,12 +318,35 @@ absl::StatusOr<std::shared_ptr<const LoadedModel>> ModelRepository::LoadVersion(
   context.version_dir = model_dir / std::to_string(version);
   context.options = options;
   context.intra_op_threads = ThreadsPerInstance(options);
+  // Instances load and warm up side by side (EngineFactory::Create may be
+  // called from several threads): with one core per instance, N instances of
+  // a deep model are ready in the time of one.
+  const int n = options.instance_count();
+  std::vector<absl::StatusOr<std::unique_ptr<Engine>>> made;
+  for (int i = 0; i < n; ++i)
+    made.emplace_back(absl::UnknownError("not loaded"));
+  auto load_one = [&](int i) {
+    EngineLoadContext c = context;
+    c.instance_index = i;
+    absl::StatusOr<std::unique_ptr<Engine>> engine = factory->Create(c);
+    if (engine.ok() && options_.warmup) {
+      if (absl::Status w = WarmUp(**engine, options, model_dir); !w.ok()) {
+        engine = w;
+      }
+    }
+    made[i] = std::move(engine);
+  };
+  if (n == 1) {
+    load_one(0);
+  } else {
+    std::vector<std::thread> threads;
+    for (int i = 0; i < n; ++i) threads.emplace_back(load_one, i);
+    for (std::thread& t : threads) t.join();
+  }
   std::vector<std::unique_ptr<Engine>> instances;
-  for (int i = 0; i < options.instance_count(); ++i) {
-    context.instance_index = i;
-    ASSIGN_OR_RETURN(std::unique_ptr<Engine> engine, factory->Create(context));
-    if (options_.warmup) RETURN_IF_ERROR(WarmUp(*engine, options, model_dir));
-    instances.push_back(std::move(engine));
+  for (int i = 0; i < n; ++i) {
+    if (!made[i].ok()) return made[i].status();
+    instances.push_back(*std::move(made[i]));
   }
   FERRY_LOG(kInfo, "model '", options.name, "' version ", version, " READY (",
             instances.size(), " instance(s) x ", context.intra_op_threads,

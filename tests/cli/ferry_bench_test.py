@@ -32,6 +32,7 @@ platform: "identity"
 max_batch_size: 16
 input [ { name: "x" data_type: TYPE_FP32 dims: [ -1 ] } ]
 output [ { name: "y" data_type: TYPE_FP32 dims: [ -1 ] } ]
+dynamic_batching { max_queue_delay_microseconds: 2000 }
 """
 
 # A row whose first value is 13 fails in the engine (INTERNAL → HTTP 500).
@@ -146,6 +147,19 @@ class BenchTest(unittest.TestCase):
                              "--batch-size", "2", *QUICK)
         self.assertEqual(r.returncode, 0, r.stderr)
         self.check_point(data["results"][0])
+        self.assertEqual(data["results"][0]["server"]["padding_waste"], 0)
+
+    def test_ranged_shapes_send_requests_of_different_lengths(self):
+        for proto in (["-u", SERVER.url], ["--protocol", "grpc", "-u", SERVER.grpc_target,
+                                           "--metrics-url", SERVER.url + "/metrics"]):
+            r, data = bench_json("-m", "varlen", *proto, "--shape", "x:2-40",
+                                 "--concurrency", "8", *QUICK)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            p = data["results"][0]
+            self.check_point(p)
+            # Batches mixed lengths, so some elements were padding.
+            self.assertGreater(p["server"]["padding_waste"], 0, p)
+            self.assertLess(p["server"]["padding_waste"], 1, p)
 
     def test_server_errors_are_counted_by_code(self):
         request = os.path.join(TMP, "poison.json")

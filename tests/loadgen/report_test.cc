@@ -21,7 +21,7 @@ std::vector<BenchPoint> TwoPoints() {
   a.load.latency.p99_us = 4000;
   a.load.stable = true;
   a.load.client_cpu_cores = 0.2;
-  a.server = ServerSplit{1000, 100, 300, 900, 10};
+  a.server = ServerSplit{1000, 100, 300, 900, 10, 0.125};
   BenchPoint b;
   b.load.target_rate = 250;
   b.load.errors = {{"http 503", 3}, {"timeout", 1}};
@@ -41,6 +41,7 @@ TEST(ReportTest, JsonCarriesEveryPointAndParses) {
   EXPECT_EQ(int64_t(results.at(0)["concurrency"]), 8);
   EXPECT_EQ(double(results.at(0)["latency_us"]["p99"]), 4000);
   EXPECT_EQ(double(results.at(0)["server"]["avg_batch_rows"]), 10);
+  EXPECT_EQ(double(results.at(0)["server"]["padding_waste"]), 0.125);
   EXPECT_EQ(double(results.at(1)["request_rate"]), 250);
   EXPECT_EQ(int64_t(results.at(1)["errors"]["http 503"]), 3);
   EXPECT_EQ(results.at(1)["server"].error(), simdjson::NO_SUCH_FIELD);

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "loadgen/request_data.h"
 
+#include <set>
+
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -65,11 +67,38 @@ TEST(RandomInputsTest, AVariableDimensionWithoutAShapeIsNamed) {
               HasSubstr("--shape input_ids:64"));
 }
 
+TEST(RandomInputsTest, RangesAreDrawnPerRequestAndSharedAcrossInputs) {
+  std::vector<InputSpec> specs = {
+      {"input_ids", DataType::kInt64, {-1, -1}},
+      {"attention_mask", DataType::kInt64, {-1, -1}}};
+  RandomInputOptions o;
+  ASSERT_TRUE(ParseShapeFlag("input_ids:8-128", &o.shapes).ok());
+  ASSERT_TRUE(ParseShapeFlag("attention_mask:8-128", &o.shapes).ok());
+  EXPECT_TRUE(HasRanges(o.shapes));
+  std::set<int64_t> lengths;
+  for (uint64_t seed = 1; seed <= 50; ++seed) {
+    o.seed = seed;
+    auto t = RandomInputs(specs, o);
+    ASSERT_TRUE(t.ok()) << t.status();
+    const int64_t len = (*t)[0].shape()[1];
+    EXPECT_GE(len, 8);
+    EXPECT_LE(len, 128);
+    EXPECT_EQ((*t)[1].shape()[1], len);  // the same length for both
+    lengths.insert(len);
+  }
+  EXPECT_GT(lengths.size(), 10u);
+}
+
 TEST(ParseShapeFlagTest, RejectsMalformedValues) {
-  std::map<std::string, Shape> shapes;
+  std::map<std::string, std::vector<DimRange>> shapes;
   EXPECT_TRUE(ParseShapeFlag("a:2,3", &shapes).ok());
-  EXPECT_EQ(shapes["a"], (Shape{2, 3}));
-  for (const char* bad : {"a", ":3", "a:", "a:0", "a:x", "a:2,,3"}) {
+  EXPECT_EQ(shapes["a"], (std::vector<DimRange>{{2, 2}, {3, 3}}));
+  EXPECT_FALSE(HasRanges(shapes));
+  EXPECT_TRUE(ParseShapeFlag("b:4-9", &shapes).ok());
+  EXPECT_EQ(shapes["b"], (std::vector<DimRange>{{4, 9}}));
+  EXPECT_TRUE(HasRanges(shapes));
+  for (const char* bad : {"a", ":3", "a:", "a:0", "a:x", "a:2,,3", "a:9-4",
+                          "a:0-3", "a:3-", "a:-3"}) {
     absl::Status st = ParseShapeFlag(bad, &shapes);
     EXPECT_EQ(st.code(), absl::StatusCode::kInvalidArgument) << bad;
     EXPECT_THAT(std::string(st.message()), HasSubstr("--shape"));

@@ -64,7 +64,9 @@ TEST(ComputeServerSplitTest, DeltasBetweenScrapesForOneModel) {
       "ferry_compute_duration_seconds_count{model=\"m\",version=\"1\"} 10\n"
       "ferry_execution_total{model=\"m\",version=\"1\"} 10\n"
       "ferry_inference_rows_total{model=\"m\",version=\"1\"} 100\n"
-      "ferry_execution_total{model=\"other\",version=\"1\"} 999\n");
+      "ferry_execution_total{model=\"other\",version=\"1\"} 999\n"
+      "ferry_padding_elements_total{model=\"m\",version=\"1\"} 10\n"
+      "ferry_batch_elements_total{model=\"m\",version=\"1\"} 100\n");
   auto after = ParsePrometheusText(
       "ferry_queue_duration_seconds_sum{model=\"m\",priority=\"1\"} 1.5\n"
       "ferry_queue_duration_seconds_count{model=\"m\",priority=\"1\"} 1100\n"
@@ -72,7 +74,9 @@ TEST(ComputeServerSplitTest, DeltasBetweenScrapesForOneModel) {
       "ferry_compute_duration_seconds_count{model=\"m\",version=\"1\"} 110\n"
       "ferry_execution_total{model=\"m\",version=\"1\"} 110\n"
       "ferry_inference_rows_total{model=\"m\",version=\"1\"} 1100\n"
-      "ferry_execution_total{model=\"other\",version=\"1\"} 5000\n");
+      "ferry_execution_total{model=\"other\",version=\"1\"} 5000\n"
+      "ferry_padding_elements_total{model=\"m\",version=\"1\"} 110\n"
+      "ferry_batch_elements_total{model=\"m\",version=\"1\"} 500\n");
   ASSERT_TRUE(before.ok() && after.ok());
   const ServerSplit s = ComputeServerSplit(*before, *after, "m");
   EXPECT_EQ(s.requests, 1000);
@@ -80,6 +84,7 @@ TEST(ComputeServerSplitTest, DeltasBetweenScrapesForOneModel) {
   EXPECT_NEAR(s.avg_queue_us, 500, 1e-6);     // 0.5 s over 1000 requests
   EXPECT_NEAR(s.avg_compute_us, 2000, 1e-6);  // 0.2 s over 100 batches
   EXPECT_NEAR(s.avg_batch_rows, 10, 1e-9);
+  EXPECT_NEAR(s.padding_waste, 0.25, 1e-9);  // 100 of 400 new elements
   const ServerSplit none = ComputeServerSplit(*before, *before, "m");
   EXPECT_EQ(none.batches, 0);
   EXPECT_EQ(none.avg_batch_rows, 0);
