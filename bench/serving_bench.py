@@ -10,8 +10,8 @@ Rows:
     waits out) and with the delay at 0;
   - serving efficiency: Ferry rows/s at saturation ÷ the bare engine at the batch
     size Ferry reached (from /metrics), over HTTP binary and gRPC;
-  - batching gain over the wire: dynamic batching on ÷ off (no dynamic_batching
-    block: one request per batch) at 64 and 256 clients;
+  - batching gain over the wire (HTTP binary and gRPC): dynamic batching on ÷ off
+    (no dynamic_batching block: one request per batch) at 64 and 256 clients;
   - variable length: text_classifier with random lengths 8..128, length bucketing
     on (max_padding_waste 0.25) vs off (1.0): throughput and padding waste.
 
@@ -152,16 +152,18 @@ def main():
         # 3. Batching gain over the wire.
         print("batching gain...", file=sys.stderr)
         for m in ("fraud_xgb", "mlp"):
-            for clients in (64, 256):
-                on = b.ferry_bench(m, "grpc", clients)
-                off = b.ferry_bench(variants[m][1], "grpc", clients)
-                gain = on["rows_per_s"] / off["rows_per_s"] if off["rows_per_s"] else 0
-                lines.append(
-                    "- batching gain over gRPC, %s, %d clients: on %.0f rows/s (avg batch %.1f, "
-                    "p99 %.1f ms) ÷ off %.0f rows/s (p99 %.1f ms) = **%.1fx**"
-                    % (m, clients, on["rows_per_s"], on.get("server", {}).get("avg_batch_rows", 0),
-                       on["latency_us"]["p99"] / 1e3, off["rows_per_s"],
-                       off["latency_us"]["p99"] / 1e3, gain))
+            for proto in ("http", "grpc"):
+                for clients in (64, 256):
+                    on = b.ferry_bench(m, proto, clients)
+                    off = b.ferry_bench(variants[m][1], proto, clients)
+                    gain = on["rows_per_s"] / off["rows_per_s"] if off["rows_per_s"] else 0
+                    lines.append(
+                        "- batching gain over %s, %s, %d clients: on %.0f rows/s (avg batch "
+                        "%.1f, p99 %.1f ms) ÷ off %.0f rows/s (p99 %.1f ms) = **%.1fx**"
+                        % ("HTTP binary" if proto == "http" else "gRPC", m, clients,
+                           on["rows_per_s"], on.get("server", {}).get("avg_batch_rows", 0),
+                           on["latency_us"]["p99"] / 1e3, off["rows_per_s"],
+                           off["latency_us"]["p99"] / 1e3, gain))
         # 4. Variable length: bucketing on vs off.
         print("variable length...", file=sys.stderr)
         varlen = ["--shape", "input_ids:8-128", "--shape", "attention_mask:8-128",
