@@ -47,17 +47,19 @@ def engine(engine_bench, repo, model, seconds, env=None):
     return cmd, out
 
 
-def split_layout(repo, model, cores):
-    """A copy of `model` as `cores` instances x 1 thread."""
-    name = model + "_split"
+def layout(repo, model, instances, threads):
+    """A copy of `model` as `instances` instances x `threads` intra-op threads."""
+    name = "%s_%dx%d" % (model, instances, threads)
     dst = os.path.join(repo, name)
     shutil.copytree(os.path.join(repo, model), dst)
     path = os.path.join(dst, "config.pbtxt")
     with open(path) as f:
         text = f.read()
     text = text.replace('name: "%s"' % model, 'name: "%s"' % name)
-    text = re.sub(r"count: \d+", "count: %d" % cores, text)
-    text += '\nparameters { key: "intra_op_threads" value: { string_value: "1" } }\n'
+    text = re.sub(r"count: \d+\n", "", text)
+    text = text.replace("kind: KIND_CPU", "count: %d\n    kind: KIND_CPU" % instances)
+    text += ('\nparameters { key: "intra_op_threads" value: { string_value: "%d" } }\n'
+             % threads)
     with open(path, "w") as f:
         f.write(text)
     MODELS[name] = MODELS[model]
@@ -94,10 +96,11 @@ def main():
         lines.append("- allocator, %s: %s" % (model, "; ".join(parts)))
         print(lines[-1], file=sys.stderr)
         # Layout.
-        split = split_layout(a.models, model, cores)
+        wide = layout(a.models, model, 1, cores)
+        split = layout(a.models, model, cores, 1)
         one, many = [], []
         for _ in range(a.rounds):
-            one.append(engine(a.engine_bench, a.models, model, a.seconds)[1])
+            one.append(engine(a.engine_bench, a.models, wide, a.seconds)[1])
             many.append(engine(a.engine_bench, a.models, split, a.seconds)[1])
         o, m = best(one), best(many)
         parts = ["batch %d: 1x%d %.0f, %dx1 %.0f rows/s (%.2fx)"
@@ -108,11 +111,11 @@ def main():
         f.write("\n## engine choices: allocator and instance layout, %s\n\n"
                 % time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()))
         f.write(a.header + "\n")
-        f.write("- each pair alternately, best of %d rounds of %.0f s; e.g. `%s` "
-                "(tcmalloc: `LD_PRELOAD=%s`; %dx1: a copy of the config with `count: %d` and "
-                "intra_op_threads 1)\n"
+        f.write("- each pair alternately, best of %d rounds of %g s; e.g. `%s` "
+                "(allocator: the example configs, Ferry's default layout; tcmalloc: `LD_PRELOAD=%s`; "
+                "layout: copies of the config with `count` and `intra_op_threads` set)\n"
                 % (a.rounds, a.seconds, " ".join(example_cmd).replace(a.models, "$MODELS"),
-                   TCMALLOC, cores, cores))
+                   TCMALLOC))
         for line in lines:
             f.write(line + "\n")
     for line in lines:

@@ -65,3 +65,16 @@ comparable, and on the 2-core development VM repeated runs differ by ±15–25%
 as noise.
 PREAMBLE
 }
+
+# bench_wall VAR CMD...: runs CMD and stores its wall time (seconds) in VAR.
+bench_wall() {
+  local var="$1"; shift
+  local t0 t1
+  t0="$(date +%s.%N)"
+  "$@"
+  t1="$(date +%s.%N)"
+  printf -v "${var}" '%s' "$(awk -v a="${t0}" -v b="${t1}" 'BEGIN { printf "%.3f", b - a }')"
+}
+
+# bench_min X...: the smallest number.
+bench_min() { printf '%s\n' "$@" | sort -g | head -1; }

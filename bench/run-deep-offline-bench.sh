@@ -26,15 +26,6 @@ sweep="$("${python}" "${root}/bench/baselines/torch_dataloader.py" \
 batch="$("${python}" -c 'import json,sys; print(json.loads(sys.argv[1])["batch_size"])' "${sweep}")"
 echo "torch DataLoader sweep: ${sweep}" >&2
 
-wall() {
-  local var="$1"; shift
-  local t0 t1
-  t0="$(date +%s.%N)"
-  "$@"
-  t1="$(date +%s.%N)"
-  printf -v "${var}" '%s' "$(awk -v a="${t0}" -v b="${t1}" 'BEGIN { printf "%.3f", b - a }')"
-}
-best() { printf '%s\n' "$@" | sort -g | head -1; }
 
 ferry_cmd=("${build_dir}/ferry" run --model-repository "${tmp}/models" --model resnet18
            --input "${tmp}/images.jsonl" --output "${tmp}/ferry.jsonl" --progress none)
@@ -44,15 +35,15 @@ torch_cmd=("${python}" "${root}/bench/baselines/torch_dataloader.py"
 ferry_times=() torch_times=()
 for ((r = 1; r <= rounds; r++)); do
   rm -rf "${tmp}/ferry.jsonl"*
-  wall t "${ferry_cmd[@]}" >"${tmp}/ferry.out" 2>&1 || { cat "${tmp}/ferry.out" >&2; exit 1; }
+  bench_wall t "${ferry_cmd[@]}" >"${tmp}/ferry.out" 2>&1 || { cat "${tmp}/ferry.out" >&2; exit 1; }
   ferry_times+=("${t}")
   echo "round ${r}: ferry run ${t} s ($(grep -m1 'completed' "${tmp}/ferry.out"))" >&2
-  wall t "${torch_cmd[@]}" >"${tmp}/torch.out"
+  bench_wall t "${torch_cmd[@]}" >"${tmp}/torch.out"
   torch_times+=("${t}")
   echo "round ${r}: torch DataLoader ${t} s ($(cat "${tmp}/torch.out"))" >&2
 done
-ferry_s="$(best "${ferry_times[@]}")"
-torch_s="$(best "${torch_times[@]}")"
+ferry_s="$(bench_min "${ferry_times[@]}")"
+torch_s="$(bench_min "${torch_times[@]}")"
 speedup="$(awk -v p="${torch_s}" -v f="${ferry_s}" 'BEGIN { printf "%.2f", p / f }')"
 lines="$(wc -l <"${tmp}/ferry.jsonl")"
 summary="${images} images: ferry run ${ferry_s} s, torch DataLoader (batch ${batch}) ${torch_s} s (whole processes): ferry run is ${speedup}x as fast; ferry wrote ${lines} result lines"

@@ -27,16 +27,6 @@ model="${tmp}/models/fraud_xgb/1/model.json"
 "${python}" "${root}/bench/make_tabular_csv.py" --rows "${rows}" --features 32 "${tmp}/rows.csv"
 load_before="$(bench_load run-offline-bench)"
 
-# wall SECONDS_VAR CMD...: runs CMD, stores its wall time in seconds.
-wall() {
-  local var="$1"; shift
-  local t0 t1
-  t0="$(date +%s.%N)"
-  "$@"
-  t1="$(date +%s.%N)"
-  printf -v "${var}" '%s' "$(awk -v a="${t0}" -v b="${t1}" 'BEGIN { printf "%.3f", b - a }')"
-}
-best() { printf '%s\n' "$@" | sort -g | head -1; }
 
 ferry_cmd=("${ferry}" run --model-repository "${tmp}/models" --model fraud_xgb
            --input "${tmp}/rows.csv" --output "${tmp}/ferry.csv" --id-column id --progress none)
@@ -48,10 +38,10 @@ bare_cmd=("${python}" "${root}/bench/baselines/bare_xgboost.py" --model "${model
 ferry_times=() pandas_times=() bare_times=()
 for ((r = 1; r <= rounds; r++)); do
   rm -rf "${tmp}/ferry.csv" "${tmp}/ferry.csv.ferry-state"
-  wall t "${ferry_cmd[@]}" >"${tmp}/ferry.out" 2>&1 || { cat "${tmp}/ferry.out" >&2; exit 1; }
+  bench_wall t "${ferry_cmd[@]}" >"${tmp}/ferry.out" 2>&1 || { cat "${tmp}/ferry.out" >&2; exit 1; }
   ferry_times+=("${t}")
   echo "round ${r}: ferry run ${t} s" >&2
-  wall t "${pandas_cmd[@]}" >"${tmp}/pandas.json"
+  bench_wall t "${pandas_cmd[@]}" >"${tmp}/pandas.json"
   pandas_times+=("${t}")
   echo "round ${r}: pandas + xgboost ${t} s ($(cat "${tmp}/pandas.json"))" >&2
   "${bare_cmd[@]}" >"${tmp}/bare.json"
@@ -60,9 +50,9 @@ for ((r = 1; r <= rounds; r++)); do
 done
 load_after="$(cut -d' ' -f1-3 /proc/loadavg)"
 
-ferry_s="$(best "${ferry_times[@]}")"
-pandas_s="$(best "${pandas_times[@]}")"
-bare_s="$(best "${bare_times[@]}")"
+ferry_s="$(bench_min "${ferry_times[@]}")"
+pandas_s="$(bench_min "${pandas_times[@]}")"
+bare_s="$(bench_min "${bare_times[@]}")"
 identical="no"
 if cmp -s "${tmp}/ferry.csv" "${tmp}/pandas.csv"; then identical="yes"; fi
 speedup="$(awk -v p="${pandas_s}" -v f="${ferry_s}" 'BEGIN { printf "%.2f", p / f }')"
