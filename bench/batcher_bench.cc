@@ -57,6 +57,7 @@
 #include "engines/engine.h"
 #include "engines/engine_registry.h"
 #include "engines/identity/identity_engine.h"
+#include "engines/torch/torch_engine.h"
 #include "engines/xgboost/xgboost_engine.h"
 #include "identity_bench.h"
 #include "repository/model_repository.h"
@@ -282,6 +283,7 @@ struct XgbConfigResult {
 };
 
 absl::StatusOr<XgbConfigResult> RunXgbConfig(const Args& args,
+                                             const EngineFactory& factory,
                                              const LoadedModel& loaded,
                                              const std::string& name,
                                              bool headline, const Rows& rows) {
@@ -301,8 +303,7 @@ absl::StatusOr<XgbConfigResult> RunXgbConfig(const Args& args,
     ctx.options = loaded.options();
     ctx.instance_index = i;
     ctx.intra_op_threads = r.threads;
-    absl::StatusOr<std::unique_ptr<Engine>> e =
-        XgboostEngineFactory().Create(ctx);
+    absl::StatusOr<std::unique_ptr<Engine>> e = factory.Create(ctx);
     if (!e.ok()) return e.status();
     owned.push_back(*std::move(e));
     engines.push_back(owned.back().get());
@@ -404,7 +405,9 @@ void AddOptions(CLI::App* app, Args* args) {
                   "model repository holding the XGBoost model "
                   "(tools/make-example-models DIR --only fraud_xgb); without "
                   "it the XGBoost part is skipped");
-  app->add_option("--model", args->model_name, "the XGBoost model's name");
+  app->add_option("--model", args->model_name,
+                  "the model (XGBoost or TorchScript) with one input of fixed "
+                  "dims [features]");
   app->add_option("--rows", args->rows_file,
                   "raw little-endian float32 rows for the XGBoost requests "
                   "(default: pseudo-random values)");
@@ -522,17 +525,17 @@ void ReportXgbConfig(const Args& args, const XgbConfigResult& r,
       "%s rows/s",
       FormatRate(r.bare_1.rows_per_s), r.bare_batch,
       FormatRate(r.bare_at_avg.rows_per_s), FormatRate(r.bare_256.rows_per_s));
-  absl::PrintF("\nXGBoost %s, %s\n  %s\n  %s\n  %s\n  %s\n", args.model_name,
-               layout, on, off, greedy, bare);
+  absl::PrintF("\n%s, %s\n  %s\n  %s\n  %s\n  %s\n", args.model_name, layout,
+               on, off, greedy, bare);
   absl::PrintF(
       "  batching gain %.1fx, batcher efficiency %.2f (vs bare at batch %d)\n",
       r.gain, r.efficiency, r.bare_batch);
   report->md.push_back(absl::StrFormat(
-      "- XGBoost %s: on/off %.1fx (on %s rows/s, off %s rows/s); on / bare at "
+      "- %s %s: on/off %.1fx (on %s rows/s, off %s rows/s); on / bare at "
       "batch %d: %.2f (bare %s rows/s); on / greedy DirectQueue: %.2f",
-      layout, r.gain, FormatRate(r.on.rows_per_s), FormatRate(r.off.rows_per_s),
-      r.bare_batch, r.efficiency, FormatRate(r.bare_at_avg.rows_per_s),
-      r.vs_greedy));
+      args.model_name, layout, r.gain, FormatRate(r.on.rows_per_s),
+      FormatRate(r.off.rows_per_s), r.bare_batch, r.efficiency,
+      FormatRate(r.bare_at_avg.rows_per_s), r.vs_greedy));
   for (const std::string& line : {on, off, greedy, bare}) {
     report->md.push_back(absl::StrFormat("  - %s, %s", layout, line));
   }
@@ -587,6 +590,7 @@ absl::Status RunXgboost(const Args& args, Report* report) {
   EngineRegistry registry;
   RETURN_IF_ERROR(RegisterIdentityEngine(&registry));
   RETURN_IF_ERROR(RegisterXgboostEngine(&registry));
+  RETURN_IF_ERROR(RegisterTorchEngine(&registry));
   RepositoryOptions repo_options;
   repo_options.total_threads = 2;
   ModelRepository repo(args.models, &registry, repo_options);
@@ -594,6 +598,8 @@ absl::Status RunXgboost(const Args& args, Report* report) {
   ASSIGN_OR_RETURN(std::shared_ptr<const LoadedModel> loaded,
                    repo.Get(args.model_name));
   const ModelOptions& options = loaded->options();
+  ASSIGN_OR_RETURN(const EngineFactory* factory,
+                   registry.Find(options.platform));
   if (options.inputs.size() != 1 || options.inputs[0].dims.size() != 1 ||
       options.inputs[0].dims[0] <= 0) {
     return absl::InvalidArgumentError(
@@ -610,7 +616,7 @@ absl::Status RunXgboost(const Args& args, Report* report) {
   for (absl::string_view config :
        absl::StrSplit(args.configs, ',', absl::SkipEmpty())) {
     ASSIGN_OR_RETURN(XgbConfigResult r,
-                     RunXgbConfig(args, *loaded, std::string(config),
+                     RunXgbConfig(args, *factory, *loaded, std::string(config),
                                   results.empty(), rows));
     results.push_back(std::move(r));
   }
@@ -641,7 +647,7 @@ absl::Status RunXgboost(const Args& args, Report* report) {
   const double gain =
       off.off.rows_per_s > 0 ? on.on.rows_per_s / off.off.rows_per_s : 0;
   const std::string gain_line = absl::StrFormat(
-      "batching gain (XGBoost %s, %d client threads, in-process, best layout "
+      "batching gain (%s, %d client threads, in-process, best layout "
       "each way): %.1fx (on %s rows/s with %s, off %s rows/s with %s)",
       args.model_name, args.clients, gain, FormatRate(on.on.rows_per_s),
       on.Layout(), FormatRate(off.off.rows_per_s), off.Layout());
@@ -708,9 +714,8 @@ int Main(int argc, char** argv) {
   }
   if (!args.models.empty()) {
     if (absl::Status s = RunXgboost(args, &report); !s.ok()) {
-      std::fprintf(stderr, "XGBoost '%s' from %s: %s\n",
-                   args.model_name.c_str(), args.models.c_str(),
-                   s.ToString().c_str());
+      std::fprintf(stderr, "model '%s' from %s: %s\n", args.model_name.c_str(),
+                   args.models.c_str(), s.ToString().c_str());
       return 1;
     }
   }

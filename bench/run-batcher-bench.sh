@@ -23,10 +23,11 @@ bench="${build_dir}/bench/batcher_bench"
 
 tmp="$(mktemp -d -t ferry-batcher-bench.XXXXXX)"
 trap 'rm -rf "${tmp}"' EXIT
-"${root}/tools/make-example-models" "${tmp}/models" --only fraud_xgb >/dev/null
+"${root}/tools/make-example-models" "${tmp}/models" --only fraud_xgb --only mlp >/dev/null
 (cd "${root}/tools" && "${python}" -c "
 import numpy as np, make_example_models as m
-m.fraud_features(np.random.default_rng(1), 4096).astype('<f4').tofile('${tmp}/rows.f32')")
+m.fraud_features(np.random.default_rng(1), 4096).astype('<f4').tofile('${tmp}/rows.f32')
+np.random.default_rng(2).standard_normal((4096, 64)).astype('<f4').tofile('${tmp}/mlp_rows.f32')")
 
 load_before="$(bench_load run-batcher-bench)"
 commit="$(bench_commit)"
@@ -55,6 +56,13 @@ cmp_cmd=(env -u OMP_WAIT_POLICY "${bench}" --models "${tmp}/models" --rows "${tm
 echo "run-batcher-bench: ${cmp_cmd[*]}" >&2
 "${cmp_cmd[@]}" >"${tmp}/cmp.out"
 grep '^BENCH_JSON ' "${tmp}/cmp.out" | sed 's/^BENCH_JSON //' >"${tmp}/cmp.json"
+
+# The MLP (TorchScript) in-process: batching on and off at the default layout.
+mlp_cmd=(env OMP_WAIT_POLICY=passive "${bench}" --models "${tmp}/models" --model mlp
+         --rows "${tmp}/mlp_rows.f32" --skip-identity --configs 2x1 --modes off,on --duration 3)
+echo "run-batcher-bench: ${mlp_cmd[*]}" >&2
+"${mlp_cmd[@]}" >"${tmp}/mlp.out"
+grep '^BENCH_JSON ' "${tmp}/mlp.out" | sed 's/^BENCH_JSON //' >"${tmp}/mlp.json"
 load_after="$(cut -d' ' -f1-3 /proc/loadavg)"
 
 bench_results_init
@@ -70,7 +78,8 @@ show() { local s="$*"; s="${s//${tmp}/\$TMP}"; echo "${s//${root}\//}"; }
   echo "- command: \`bench/run-batcher-bench.sh${*:+ $*}\`, which ran"
   echo "  \`$(show "${main_cmd[@]}")\` (\$TMP: fraud_xgb from tools/make-example-models, 4096 rows of its synthetic features)"
   cat "${tmp}/main.md"
-  "${python}" - "${tmp}/cmp.json" "$(show "${cmp_cmd[@]}")" <<'EOF'
+  "${python}" - "${tmp}/cmp.json" "$(show "${cmp_cmd[@]}")" "${tmp}/mlp.json" \
+    "$(show "${mlp_cmd[@]}")" <<'EOF'
 import json, sys
 d = json.load(open(sys.argv[1]))
 c = d["xgboost"]["configs"][0]
@@ -79,6 +88,12 @@ print("- comparison with OMP_WAIT_POLICY unset (libgomp spin-waits), %s instance
       "on %s rows/s (avg batch %.1f), off %s rows/s, on/off %.1fx; command `%s`"
       % (c["instances"], c["intra_op_threads"], rate(c["on"]["rows_per_s"]), c["on"]["avg_batch"],
          rate(c["off"]["rows_per_s"]), c["gain"], sys.argv[2]))
+m = json.load(open(sys.argv[3]))["xgboost"]["configs"][0]
+print("- batching gain (mlp, TorchScript, %s client threads, in-process, %s instance(s) × %s "
+      "thread(s)): %.1fx (on %s rows/s, avg batch %.1f; off %s rows/s); command `%s`"
+      % (m["on"].get("clients", 256), m["instances"], m["intra_op_threads"], m["gain"],
+         rate(m["on"]["rows_per_s"]), m["on"]["avg_batch"], rate(m["off"]["rows_per_s"]),
+         sys.argv[4]))
 EOF
 } >>"${results}"
 echo "run-batcher-bench: appended to ${results}" >&2
