@@ -89,6 +89,7 @@ absl::StatusOr<std::unique_ptr<JobServices>> MakeJobServices(
   ASSIGN_OR_RETURN(handler.data_roots,
                    DataRoots::Create(o.data_roots, {state}));
   handler.price_per_instance_hour = o.price_per_instance_hour;
+  handler.max_pending = o.job_api_max_pending;
   if (!o.webhook_secret_file.empty()) {
     ASSIGN_OR_RETURN(std::string secret, ReadSecret(o.webhook_secret_file));
     j->sender =
@@ -172,6 +173,11 @@ CLI::App* AddServeCommand(CLI::App& app, ServeCommandOptions* options) {
                   "File holding the HMAC secret that signs job webhooks "
                   "(default: webhooks refused)")
       ->check(CLI::ExistingFile);
+  cmd->add_option("--job-api-max-pending", options->job_api_max_pending,
+                  "/v1 requests queued or running at most; more get 503 with "
+                  "Retry-After")
+      ->check(CLI::Range(1, 100000))
+      ->capture_default_str();
   cmd->add_option("--job-workers", options->job_workers,
                   "Job chunks processed at once")
       ->check(CLI::Range(1, 64))

@@ -35,6 +35,7 @@ struct ServeCommandOptions {
   std::vector<std::string> data_roots;    // where native jobs may read/write
   std::string webhook_secret_file;        // empty: no webhooks
   int job_workers = 1;                    // chunks processed at once
+  int job_api_max_pending = 64;           // /v1 requests queued at most
   std::string job_cpu_priority = "idle";  // idle | normal (see docs/jobs.md)
   double price_per_instance_hour = 0;     // for job costs
   size_t max_upload_bytes = size_t{256} << 20;

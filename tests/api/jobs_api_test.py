@@ -12,6 +12,7 @@ of an uninterrupted `ferry run`.
 Run by CTest as: /usr/bin/python3 jobs_api_test.py FERRY_BINARY SOURCE_DIR
 """
 
+import concurrent.futures
 import hashlib
 import hmac
 import http.server
@@ -281,6 +282,40 @@ class FilesTest(unittest.TestCase):
         post("/v1/jobs/%s/cancel" % job["id"])
         wait_terminal("jobs", job["id"])
         self.assertEqual(requests.delete(URL + "/v1/files/" + f["id"]).status_code, 200)
+
+
+class BusyTest(unittest.TestCase):
+    def test_a_flood_beyond_the_bound_gets_503_and_nothing_else_breaks(self):
+        server = Server(os.path.join(TMP, "state-busy"), "--job-api-max-pending", "1")
+        try:
+            big = b"x" * (24 << 20)
+            r = requests.post(server.url + "/v1/files", data={"purpose": "batch"},
+                              files={"file": ("big.jsonl", big)}, timeout=120)
+            self.assertEqual(r.status_code, 200, r.text)
+            content = "%s/v1/files/%s/content" % (server.url, r.json()["id"])
+            barrier = threading.Barrier(12)
+
+            def fetch(_):
+                barrier.wait()
+                r = requests.get(content, timeout=120)
+                return r.status_code, r.headers.get("Retry-After"), r.content
+
+            with concurrent.futures.ThreadPoolExecutor(12) as pool:
+                results = list(pool.map(fetch, range(12)))
+            codes = sorted(code for code, _, _ in results)
+            self.assertEqual(set(codes) - {200, 503}, set(), codes)
+            self.assertIn(503, codes)
+            self.assertIn(200, codes)
+            for code, retry, body in results:
+                if code == 503:
+                    self.assertEqual(retry, "1")
+                    self.assertIn("the job API is busy", json.loads(body)["error"])
+                else:
+                    self.assertEqual(len(body), len(big))
+            # Still serving: the bound frees as requests finish.
+            self.assertEqual(requests.get(content, timeout=120).status_code, 200)
+        finally:
+            self.assertEqual(server.stop(), 0, server.stderr())
 
 
 class BatchTest(unittest.TestCase):

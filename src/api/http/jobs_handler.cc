@@ -145,10 +145,23 @@ JobsHandler::~JobsHandler() { pool_.join(); }
 void JobsHandler::Handle(HttpRequest request,
                          boost::asio::any_io_executor executor,
                          Respond respond) {
+  if (pending_.fetch_add(1) >= options_.max_pending) {
+    pending_.fetch_sub(1);
+    HttpResponse busy = Error(absl::UnavailableError(
+        absl::StrCat("the job API is busy: ", options_.max_pending,
+                     " requests are queued or running; retry later")));
+    busy.set(http::field::retry_after, "1");
+    boost::asio::post(executor, [respond = std::move(respond),
+                                 busy = std::move(busy)]() mutable {
+      respond(std::move(busy));
+    });
+    return;
+  }
   boost::asio::post(pool_, [this, request = std::move(request),
                             executor = std::move(executor),
                             respond = std::move(respond)]() mutable {
     HttpResponse res = HandleNow(request);
+    pending_.fetch_sub(1);
     boost::asio::post(executor, [respond = std::move(respond),
                                  res = std::move(res)]() mutable {
       respond(std::move(res));

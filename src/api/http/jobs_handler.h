@@ -22,6 +22,7 @@
 #ifndef FERRY_API_HTTP_JOBS_HANDLER_H_
 #define FERRY_API_HTTP_JOBS_HANDLER_H_
 
+#include <atomic>
 #include <filesystem>
 #include <string>
 
@@ -51,6 +52,10 @@ struct JobsHandlerOptions {
   // For the `cost` of native job objects.
   double price_per_instance_hour = 0;
   int threads = 2;
+  // /v1 requests queued or running at most; more are answered 503 with
+  // Retry-After at once (a flood of uploads must not queue without bound,
+  // each holding its body in memory).
+  int max_pending = 64;
 };
 
 class JobsHandler {
@@ -107,6 +112,7 @@ class JobsHandler {
   FileStore* const files_;
   const JobsHandlerOptions options_;
   boost::asio::thread_pool pool_;
+  std::atomic<int> pending_{0};
 };
 
 }  // namespace ferry
