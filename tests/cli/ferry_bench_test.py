@@ -216,8 +216,7 @@ def setUpModule():
 def tearDownModule():
     try:
         if SERVER is not None:
-            rc = SERVER.stop()
-            assert rc == 0, "ferry serve exited %s: %s" % (rc, SERVER.stderr())
+            SERVER.stop_checked()
     finally:
         shutil.rmtree(TMP, ignore_errors=True)
 

@@ -7,6 +7,7 @@ long run cannot fill a pipe; its job state directory is its own.
     server.url           # http://127.0.0.1:PORT
     server.grpc_target   # 127.0.0.1:PORT
     rc = server.stop()   # SIGTERM, wait; server.stderr() has the log
+    server.stop_checked()  # the same, asserting exit status 0
 """
 import os
 import re
@@ -77,6 +78,11 @@ class FerryServer:
                 self.proc.kill()
                 self.proc.wait()
             self._keep_log()
+
+    def stop_checked(self):
+        """SIGTERM; raises AssertionError with the log unless it exits 0."""
+        rc = self.stop()
+        assert rc == 0, "ferry serve exited %s: %s" % (rc, self.stderr())
 
     def kill(self):
         self.proc.send_signal(signal.SIGKILL)
