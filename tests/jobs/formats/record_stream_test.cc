@@ -89,6 +89,34 @@ double CpuSeconds() {
   return static_cast<double>(ts.tv_sec) + ts.tv_nsec * 1e-9;
 }
 
+// A file without line breaks (here a sparse one: no disk, all zero bytes)
+// must not be pulled into memory whole: the record cap stops it with an error
+// naming the file, the offset and the cap, and the scan refuses the file.
+TEST(RecordStreamTest, ARecordLongerThanTheCapIsRefused) {
+  testing::TempDir dir;
+  const std::string path = (dir.path() / "no-newlines.csv").string();
+  { std::ofstream create(path); }
+  std::filesystem::resize_file(
+      path, internal::RecordSplitter::kMaxRecordBytes + (1 << 20));
+  auto splitter =
+      internal::RecordSplitter::Open(path, RecordFormat::kCsv, 0, -1, 1);
+  ASSERT_TRUE(splitter.ok()) << splitter.status();
+  internal::SplitRecord split;
+  absl::StatusOr<bool> next = (*splitter)->Next(&split);
+  ASSERT_FALSE(next.ok());
+  EXPECT_EQ(next.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(next.status().message().find("no-newlines.csv"),
+            absl::string_view::npos);
+  EXPECT_NE(next.status().message().find("starting at byte 0 is longer than "
+                                         "256 MiB"),
+            absl::string_view::npos)
+      << next.status();
+  EXPECT_LE((*splitter)->buffer_capacity(),
+            internal::RecordSplitter::kMaxRecordBytes);
+  auto scan = ScanInput(path, RecordFormat::kCsv, 10000);
+  EXPECT_EQ(scan.status().code(), absl::StatusCode::kInvalidArgument);
+}
+
 TEST(RecordStreamTest, LargeFileStreamsInBoundedMemory) {
   testing::TempDir dir;
   const int64_t rows = Rows();
