@@ -8,6 +8,7 @@
 #include "absl/strings/str_format.h"
 #include "batching/batcher_options.h"
 #include "core/clock.h"
+#include "loadgen/latency_stats.h"
 
 namespace ferry::bench {
 
@@ -18,9 +19,7 @@ double SecondsSince(SteadyClock::time_point start) {
 double Percentile(std::vector<double> v, double q) {
   if (v.empty()) return std::nan("");
   std::sort(v.begin(), v.end());
-  const size_t i = std::min(
-      v.size() - 1, static_cast<size_t>(q * static_cast<double>(v.size())));
-  return v[i];
+  return ferry::Percentile(v, q);  // loadgen's nearest rank, as ferry bench
 }
 
 std::string FormatRate(double per_s) {

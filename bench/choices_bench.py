@@ -14,10 +14,10 @@ import argparse
 import json
 import os
 import re
-import shutil
 import subprocess
 import sys
-import time
+
+from bench_util import append_section, copy_model
 
 TCMALLOC = "/usr/lib/x86_64-linux-gnu/libtcmalloc_minimal.so.4"
 
@@ -49,19 +49,12 @@ def engine(engine_bench, repo, model, seconds, env=None):
 
 def layout(repo, model, instances, threads):
     """A copy of `model` as `instances` instances x `threads` intra-op threads."""
-    name = "%s_%dx%d" % (model, instances, threads)
-    dst = os.path.join(repo, name)
-    shutil.copytree(os.path.join(repo, model), dst)
-    path = os.path.join(dst, "config.pbtxt")
-    with open(path) as f:
-        text = f.read()
-    text = text.replace('name: "%s"' % model, 'name: "%s"' % name)
-    text = re.sub(r"count: \d+\n", "", text)
-    text = text.replace("kind: KIND_CPU", "count: %d\n    kind: KIND_CPU" % instances)
-    text += ('\nparameters { key: "intra_op_threads" value: { string_value: "%d" } }\n'
-             % threads)
-    with open(path, "w") as f:
-        f.write(text)
+    def edit(text):
+        text = re.sub(r"count: \d+\n", "", text)
+        text = text.replace("kind: KIND_CPU", "count: %d\n    kind: KIND_CPU" % instances)
+        return text + ('\nparameters { key: "intra_op_threads" value: { string_value: "%d" } }\n'
+                       % threads)
+    name = copy_model(repo, model, "%s_%dx%d" % (model, instances, threads), edit)
     MODELS[name] = MODELS[model]
     return name
 
@@ -107,17 +100,13 @@ def main():
                  % (b, cores, o[b], cores, m[b], m[b] / o[b]) for b in sorted(o)]
         lines.append("- layout, %s (all instances busy): %s" % (model, "; ".join(parts)))
         print(lines[-1], file=sys.stderr)
-    with open(a.results, "a") as f:
-        f.write("\n## engine choices: allocator and instance layout, %s\n\n"
-                % time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()))
-        f.write(a.header + "\n")
-        f.write("- each pair alternately, best of %d rounds of %g s; e.g. `%s` "
-                "(allocator: the example configs, Ferry's default layout; tcmalloc: `LD_PRELOAD=%s`; "
-                "layout: copies of the config with `count` and `intra_op_threads` set)\n"
-                % (a.rounds, a.seconds, " ".join(example_cmd).replace(a.models, "$MODELS"),
-                   TCMALLOC))
-        for line in lines:
-            f.write(line + "\n")
+    example = ("- each pair alternately, best of %d rounds of %g s; e.g. `%s` "
+               "(allocator: the example configs, Ferry's default layout; tcmalloc: `LD_PRELOAD=%s`; "
+               "layout: copies of the config with `count` and `intra_op_threads` set)"
+               % (a.rounds, a.seconds, " ".join(example_cmd).replace(a.models, "$MODELS"),
+                  TCMALLOC))
+    append_section(a.results, "engine choices: allocator and instance layout", a.header,
+                   [example] + lines)
     for line in lines:
         print(line)
 

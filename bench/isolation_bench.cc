@@ -30,6 +30,7 @@
 #include "engines/engine_registry.h"
 #include "engines/xgboost/xgboost_engine.h"
 #include "jobs/job_runner.h"
+#include "loadgen/latency_stats.h"
 #include "repository/model_manager.h"
 #include "storage/sqlite_job_store.h"
 
@@ -43,13 +44,6 @@ struct Latencies {
   std::vector<double> us ABSL_GUARDED_BY(mu);
   std::atomic<int64_t> errors{0};
 };
-
-double Percentile(std::vector<double> v, double p) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  const size_t i = std::min(v.size() - 1, static_cast<size_t>(p * v.size()));
-  return v[i];
-}
 
 struct Phase {
   double p50 = 0, p99 = 0, p999 = 0;
@@ -99,9 +93,10 @@ Phase RunOnline(ModelManager& manager, const std::string& model, int features,
   }
   Phase p;
   MutexLock lock(&lat->mu);
-  p.p50 = Percentile(lat->us, 0.50);
-  p.p99 = Percentile(lat->us, 0.99);
-  p.p999 = Percentile(lat->us, 0.999);
+  const LatencySummary summary = Summarize(&lat->us);  // sorts in place
+  p.p50 = summary.p50_us;
+  p.p99 = summary.p99_us;
+  p.p999 = summary.p999_us;
   p.sent = sent;
   p.errors = lat->errors.load();
   return p;

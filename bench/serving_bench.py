@@ -26,25 +26,16 @@ import shutil
 import subprocess
 import sys
 import tempfile
-import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "tests", "test_util"))
 from ferry_server import FerryServer  # noqa: E402
+from bench_util import append_section, copy_model  # noqa: E402
 
 
 def variant(repo, model, suffix, edit):
     """Copies repo/model to repo/model_suffix with its config edited."""
-    name = model + "_" + suffix
-    dst = os.path.join(repo, name)
-    shutil.copytree(os.path.join(repo, model), dst)
-    path = os.path.join(dst, "config.pbtxt")
-    with open(path) as f:
-        text = f.read()
-    text = text.replace('name: "%s"' % model, 'name: "%s"' % name)
-    with open(path, "w") as f:
-        f.write(edit(text))
-    return name
+    return copy_model(repo, model, model + "_" + suffix, edit)
 
 
 def no_delay(text):
@@ -186,19 +177,13 @@ def main():
             print("ferry serve exited %s" % rc, file=sys.stderr)
     for line in lines:
         print(line)
-    models_dir = a.models
-    with open(a.results, "a") as f:
-        f.write("\n## serving: ferry serve + ferry bench vs the bare engine, %s\n\n"
-                % time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()))
-        f.write(a.header + "\n")
-        f.write("- each point: `ferry bench` 1 s warm-up, then 2 s windows (3 s for resnet18) "
-                "until 3 agree or 3 ran; server and generator share the machine's cores. "
-                "Commands, e.g. `%s` and `%s`\n"
-                % (" ".join(b.commands[1]).replace(models_dir, "$MODELS"),
-                   " ".join(b.commands[0]).replace(models_dir, "$MODELS")))
-        for line in lines:
-            f.write(line + "\n")
-
+    example = ("- each point: `ferry bench` 1 s warm-up, then 2 s windows (3 s for resnet18) "
+               "until 3 agree or 3 ran; server and generator share the machine's cores. "
+               "Commands, e.g. `%s` and `%s`"
+               % (" ".join(b.commands[1]).replace(a.models, "$MODELS"),
+                  " ".join(b.commands[0]).replace(a.models, "$MODELS")))
+    append_section(a.results, "serving: ferry serve + ferry bench vs the bare engine",
+                   a.header, [example] + lines)
 
 if __name__ == "__main__":
     main()

@@ -167,7 +167,6 @@ absl::StatusOr<Plan> Prepare(const BenchCommandOptions& o) {
       return absl::InvalidArgumentError(absl::StrCat(
           "--input-data '", o.input_data, "': ", parsed.status().message()));
     }
-    for (Tensor& t : parsed->inputs) t = t.Clone();
     // Rows per request: the first input's leading dimension.
     if (!parsed->inputs.empty() && !parsed->inputs[0].shape().empty()) {
       plan.context.rows_per_request = parsed->inputs[0].shape()[0];
