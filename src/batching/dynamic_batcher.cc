@@ -46,6 +46,9 @@ struct DynamicBatcher::Batch {
 namespace {
 
 constexpr size_t kMaxWindow = 8192;
+// Batches of at most this many requests are delivered on the instance thread
+// when the completion thread is idle (see Deliver).
+constexpr size_t kInlineDeliveryMax = 4;
 
 absl::Time ExpiryOf(const QueuedRequest& v) {
   return v.delayed ? v.deadline : std::min(v.timeout_at, v.deadline);
@@ -100,6 +103,7 @@ DynamicBatcher::DynamicBatcher(std::shared_ptr<const void> owner,
   live_.assign(options_.priority_levels, 0);
   live_rows_.assign(options_.priority_levels, 0);
   slots_.resize(engines_.size());
+  instance_cv_ = std::make_unique<CondVar[]>(engines_.size());
   for (int i = static_cast<int>(engines_.size()) - 1; i >= 0; --i)
     idle_.push_back(i);
 }
@@ -167,72 +171,88 @@ absl::Status DynamicBatcher::Enqueue(std::unique_ptr<Request>* request) {
           ? static_cast<size_t>((rows + max_rows - 1) / max_rows)
           : 1;
 
-  MutexLock lock(&mu_);
-  if (!accepting_) {
-    stats_.RecordRejected(level, RejectReason::kShuttingDown, rows);
-    return absl::UnavailableError(
-        absl::StrCat("model '", model_.name, "' is shutting down"));
-  }
-  if (live_[level] + static_cast<int64_t>(parts) > queue.max_queue_size) {
-    stats_.RecordRejected(level, RejectReason::kQueueFull, rows);
-    return absl::UnavailableError(absl::StrCat(
-        "model '", model_.name, "': the queue of priority level ", level + 1,
-        " is full (", queue.max_queue_size, " requests); retry later"));
-  }
-  if (!r.offline) last_online_enqueue_ = now;
-  // Committed: from here the request is ours.
-  std::vector<Tensor> inputs;
-  inputs.reserve(order->size());
-  for (size_t k : *order) inputs.push_back(std::move(r.inputs[k]));
-  std::vector<std::vector<Tensor>> part_inputs;
-  if (parts > 1) {
-    absl::StatusOr<std::vector<std::vector<Tensor>>> split =
-        SplitRows(std::move(inputs), max_rows);
-    FERRY_CHECK(split.ok(),
-                split.status().ToString());  // inputs were validated above
-    part_inputs = *std::move(split);
-  } else {
-    part_inputs.push_back(std::move(inputs));
-  }
-  std::shared_ptr<SplitState> split_state;
-  if (parts > 1) {
-    split_state = std::make_shared<SplitState>();
-    MutexLock split_lock(&split_state->mu);
-    split_state->request = std::move(*request);
-    split_state->outputs.resize(parts);
-    split_state->remaining = parts;
-    split_state->rows = rows;
-  }
-  for (size_t p = 0; p < part_inputs.size(); ++p) {
-    auto entry = std::make_unique<Entry>();
-    QueuedRequest& v = entry->view;
-    v.seq = next_seq_++;
-    v.level = level;
-    v.enqueue_time = now;
-    if (timeout > absl::ZeroDuration()) v.timeout_at = now + timeout;
-    v.timeout_action = queue.timeout_action;
-    if (r.deadline) v.deadline = *r.deadline;
-    v.rows = options_.batched ? part_inputs[p][0].shape()[0] : 1;
-    v.length = VariableLength(model_, part_inputs[p]);
-    for (const Tensor& t : part_inputs[p]) v.bytes += t.byte_size();
-    entry->inputs = std::move(part_inputs[p]);
-    if (split_state) {
-      entry->split = split_state;
-      entry->part = p;
-    } else {
-      entry->request = std::move(*request);
+  Failed failed;  // rejections by a Pump below, delivered after the lock
+  absl::Status status = [&]() -> absl::Status {
+    MutexLock lock(&mu_);
+    if (!accepting_) {
+      stats_.RecordRejected(level, RejectReason::kShuttingDown, rows);
+      return absl::UnavailableError(
+          absl::StrCat("model '", model_.name, "' is shutting down"));
     }
-    Push(std::move(entry));
+    if (live_[level] + static_cast<int64_t>(parts) > queue.max_queue_size) {
+      stats_.RecordRejected(level, RejectReason::kQueueFull, rows);
+      return absl::UnavailableError(absl::StrCat(
+          "model '", model_.name, "': the queue of priority level ", level + 1,
+          " is full (", queue.max_queue_size, " requests); retry later"));
+    }
+    if (!r.offline) last_online_enqueue_ = now;
+    // Committed: from here the request is ours.
+    std::vector<Tensor> inputs;
+    inputs.reserve(order->size());
+    for (size_t k : *order) inputs.push_back(std::move(r.inputs[k]));
+    std::vector<std::vector<Tensor>> part_inputs;
+    if (parts > 1) {
+      absl::StatusOr<std::vector<std::vector<Tensor>>> split =
+          SplitRows(std::move(inputs), max_rows);
+      FERRY_CHECK(split.ok(),
+                  split.status().ToString());  // inputs were validated above
+      part_inputs = *std::move(split);
+    } else {
+      part_inputs.push_back(std::move(inputs));
+    }
+    std::shared_ptr<SplitState> split_state;
+    if (parts > 1) {
+      split_state = std::make_shared<SplitState>();
+      MutexLock split_lock(&split_state->mu);
+      split_state->request = std::move(*request);
+      split_state->outputs.resize(parts);
+      split_state->remaining = parts;
+      split_state->rows = rows;
+    }
+    for (size_t p = 0; p < part_inputs.size(); ++p) {
+      auto entry = std::make_unique<Entry>();
+      QueuedRequest& v = entry->view;
+      v.seq = next_seq_++;
+      v.level = level;
+      v.enqueue_time = now;
+      if (timeout > absl::ZeroDuration()) v.timeout_at = now + timeout;
+      v.timeout_action = queue.timeout_action;
+      if (r.deadline) v.deadline = *r.deadline;
+      v.rows = options_.batched ? part_inputs[p][0].shape()[0] : 1;
+      v.length = VariableLength(model_, part_inputs[p]);
+      for (const Tensor& t : part_inputs[p]) v.bytes += t.byte_size();
+      entry->inputs = std::move(part_inputs[p]);
+      if (split_state) {
+        entry->split = split_state;
+        entry->part = p;
+      } else {
+        entry->request = std::move(*request);
+      }
+      Push(std::move(entry));
+    }
+    stats_.RecordEnqueued(level, rows);
+    UpdateDepth(level);
+    if (ShouldWakeScheduler(queued_rows_ - rows, r.deadline.has_value(),
+                            timeout > absl::ZeroDuration()
+                                ? now + timeout
+                                : absl::InfiniteFuture())) {
+      // Decide here rather than wake the scheduler to decide: a batch that can
+      // go now goes to an idle instance straight from this thread. The parked
+      // scheduler is woken only if its timer must move earlier.
+      if (Pump(/*self=*/-1, &failed) < scheduler_wake_at_) cv_.Signal();
+    }
+    return absl::OkStatus();
+  }();
+  if (!failed.empty()) {
+    // Never run callbacks inside Enqueue (the caller may hold its own locks):
+    // the completion thread delivers these rejections.
+    Results results;
+    results.reserve(failed.size());
+    for (auto& [entry, error] : failed)
+      results.emplace_back(std::move(entry), std::move(error));
+    Deliver(std::move(results), kUnordered);
   }
-  stats_.RecordEnqueued(level, rows);
-  UpdateDepth(level);
-  if (ShouldWakeScheduler(queued_rows_ - rows, r.deadline.has_value(),
-                          timeout > absl::ZeroDuration()
-                              ? now + timeout
-                              : absl::InfiniteFuture())) {
-    cv_.Signal();
-  }
-  return absl::OkStatus();
+  return status;
 }
 
 bool DynamicBatcher::ShouldWakeScheduler(int64_t rows_before, bool has_deadline,
@@ -244,8 +264,8 @@ bool DynamicBatcher::ShouldWakeScheduler(int64_t rows_before, bool has_deadline,
   if (has_deadline || expiry < scheduler_wake_at_) return true;
   if (idle_.empty())
     return false;  // nothing can be dispatched until an instance frees
-  if (scheduler_wake_at_ == absl::InfiniteFuture())
-    return true;  // no timer running
+  if (next_look_at_ == absl::InfiniteFuture())
+    return true;  // nothing in the queue was waiting for a time
   const BatchPolicyOptions& p = options_.policy;
   if (!p.dynamic_batching || p.max_queue_delay <= absl::ZeroDuration())
     return true;
@@ -253,8 +273,10 @@ bool DynamicBatcher::ShouldWakeScheduler(int64_t rows_before, bool has_deadline,
   for (int64_t preferred : p.preferred_batch_sizes) {
     if (rows_before < preferred && queued_rows_ >= preferred) return true;
   }
-  // Otherwise the batch can only be dispatched when the parked scheduler's
-  // timer fires: waking it for every request would cost a snapshot per request.
+  // Otherwise the batch can only be dispatched at the next look the queue
+  // already needs (its oldest request's delay, which ends before this one's),
+  // and the parked scheduler wakes by then: deciding now for every request
+  // would cost a snapshot per request.
   return false;
 }
 
@@ -321,8 +343,15 @@ void DynamicBatcher::AddWindow(std::deque<uint64_t>& queue, bool delayed,
   }
 }
 
-absl::Time DynamicBatcher::Step(
-    std::vector<std::pair<std::unique_ptr<Entry>, absl::Status>>* failed) {
+absl::Time DynamicBatcher::Pump(int self, Failed* failed) {
+  while (true) {
+    bool progress = false;
+    const absl::Time wake = Step(self, failed, &progress);
+    if (!progress) return wake;
+  }
+}
+
+absl::Time DynamicBatcher::Step(int self, Failed* failed, bool* progress) {
   const absl::Time now = clock_->Now();
   if (draining_ && now >= drain_deadline_) {
     std::vector<Entry*> all;
@@ -337,6 +366,8 @@ absl::Time DynamicBatcher::Step(
     }
     for (int level = 0; level < options_.priority_levels; ++level)
       UpdateDepth(level);
+    *progress = !all.empty();
+    next_look_at_ = absl::InfiniteFuture();
     return absl::InfiniteFuture();
   }
 
@@ -363,7 +394,6 @@ absl::Time DynamicBatcher::Step(
   BatchDecision decision =
       DecideBatch(snapshot_, options_.policy, context, predict);
 
-  bool progress = false;
   for (size_t i : decision.timed_out) {
     Entry* e = snapshot_entries_[i];
     stats_.RecordRejected(e->view.level, RejectReason::kTimeout, e->view.rows);
@@ -372,7 +402,7 @@ absl::Time DynamicBatcher::Step(
                              "request timed out after ",
                              absl::FormatDuration(now - e->view.enqueue_time),
                              " in the queue of model '", model_.name, "'")));
-    progress = true;
+    *progress = true;
   }
   for (size_t i : decision.infeasible) {
     Entry* e = snapshot_entries_[i];
@@ -385,14 +415,14 @@ absl::Time DynamicBatcher::Step(
                 ? "the request's deadline passed in the queue of model '"
                 : "the request cannot finish by its deadline on model '",
             model_.name, "'")));
-    progress = true;
+    *progress = true;
   }
   for (size_t i : decision.delayed) {
     Entry* e = snapshot_entries_[i];
     std::unique_ptr<Entry> moved = Take(e);
     moved->view.delayed = true;
     Push(std::move(moved));
-    progress = true;
+    *progress = true;
   }
   if (!decision.dispatch.empty()) {
     const int instance = idle_.back();
@@ -406,10 +436,10 @@ absl::Time DynamicBatcher::Step(
       batch->entries.push_back(Take(e));
     }
     slots_[instance] = std::move(batch);
-    work_cv_.SignalAll();
-    progress = true;
+    if (instance != self) instance_cv_[instance].Signal();
+    *progress = true;
   }
-  if (progress) {
+  if (*progress) {
     for (int level = 0; level < options_.priority_levels; ++level)
       UpdateDepth(level);
     return now;  // look again at once: more may be ready
@@ -419,14 +449,16 @@ absl::Time DynamicBatcher::Step(
   if (draining_) wake = std::min(wake, drain_deadline_);
   // Every due expiry was acted on above; never spin on a time already past.
   if (wake <= now) wake = now + absl::Microseconds(100);
+  next_look_at_ = wake;
   return wake;
 }
 
 void DynamicBatcher::SchedulerLoop() {
-  std::vector<std::pair<std::unique_ptr<Entry>, absl::Status>> failed;
+  Failed failed;
   mu_.Lock();
   while (true) {
-    const absl::Time wake = Step(&failed);
+    bool progress = false;
+    const absl::Time wake = Step(/*self=*/-1, &failed, &progress);
     if (!failed.empty()) {
       mu_.Unlock();
       for (auto& [entry, status] : failed) Complete(std::move(entry), status);
@@ -442,24 +474,40 @@ void DynamicBatcher::SchedulerLoop() {
     scheduler_parked_ = false;
   }
   stopping_ = true;
-  work_cv_.SignalAll();
+  for (size_t i = 0; i < engines_.size(); ++i) instance_cv_[i].Signal();
   mu_.Unlock();
 }
 
 void DynamicBatcher::InstanceLoop(int instance) {
+  Failed failed;
+  mu_.Lock();
   while (true) {
-    std::unique_ptr<Batch> batch;
-    {
-      MutexLock lock(&mu_);
-      while (slots_[instance] == nullptr && !stopping_) work_cv_.Wait(&mu_);
-      if (slots_[instance] == nullptr) return;
-      batch = std::move(slots_[instance]);
-    }
+    while (slots_[instance] == nullptr && !stopping_)
+      instance_cv_[instance].Wait(&mu_);
+    if (slots_[instance] == nullptr) break;
+    std::unique_ptr<Batch> batch = std::move(slots_[instance]);
+    mu_.Unlock();
     Execute(instance, *batch);
-    MutexLock lock(&mu_);
+    batch.reset();
+    mu_.Lock();
     idle_.push_back(instance);
-    cv_.Signal();
+    if (draining_ || !scheduler_parked_) {
+      // The scheduler decides: it is running anyway, or drains (and watches
+      // for the moment everything is idle).
+      cv_.Signal();
+      continue;
+    }
+    // Take the next batch (usually into this instance's own slot) without a
+    // hand-off through the scheduler thread.
+    if (Pump(instance, &failed) < scheduler_wake_at_) cv_.Signal();
+    if (!failed.empty()) {
+      mu_.Unlock();
+      for (auto& [entry, status] : failed) Complete(std::move(entry), status);
+      failed.clear();
+      mu_.Lock();
+    }
   }
+  mu_.Unlock();
 }
 
 void DynamicBatcher::Execute(int instance, Batch& batch) {
@@ -516,11 +564,21 @@ void DynamicBatcher::Execute(int instance, Batch& batch) {
 }
 
 void DynamicBatcher::Deliver(Results results, uint64_t batch_seq) {
-  // The instance goes back to work at once; the completion thread runs the
-  // callbacks while the engine computes the next batch.
-  MutexLock lock(&completion_mu_);
-  completions_.emplace_back(batch_seq, std::move(results));
-  completion_cv_.Signal();
+  {
+    MutexLock lock(&completion_mu_);
+    const bool inline_delivery =
+        batch_seq != kUnordered && !options_.policy.preserve_ordering &&
+        results.size() <= kInlineDeliveryMax && completions_.empty();
+    if (!inline_delivery) {
+      // The instance goes back to work at once; the completion thread runs
+      // the callbacks while the engine computes the next batch.
+      completions_.emplace_back(batch_seq, std::move(results));
+      completion_cv_.Signal();
+      return;
+    }
+  }
+  for (auto& [entry, result] : results)
+    Complete(std::move(entry), std::move(result));
 }
 
 void DynamicBatcher::CompleterLoop() {
@@ -540,7 +598,7 @@ void DynamicBatcher::CompleterLoop() {
 }
 
 void DynamicBatcher::DeliverNow(Results results, uint64_t batch_seq) {
-  if (!options_.policy.preserve_ordering) {
+  if (!options_.policy.preserve_ordering || batch_seq == kUnordered) {
     for (auto& [entry, result] : results)
       Complete(std::move(entry), std::move(result));
     return;

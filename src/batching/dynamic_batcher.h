@@ -2,17 +2,20 @@
 // DynamicBatcher: one model version's request queue, scheduler and engine
 // instances.
 //
-// Requests (online or offline) are enqueued with a priority; one scheduler
-// thread decides with DecideBatch() when to form a batch and which requests go
-// in it; each of the model's engine instances has its own thread that assembles
-// the batch into contiguous tensors, runs the engine and hands every request
-// its slice of the outputs. A batch stays open to new requests until an
+// Requests (online or offline) are enqueued with a priority; DecideBatch()
+// decides when to form a batch and which requests go in it, on whichever thread
+// holds the queue's lock when the decision may change (an enqueuer, an instance
+// that just finished, or the scheduler thread, which sleeps until the earliest
+// timer); each of the model's engine instances has its own thread that
+// assembles the batch into contiguous tensors, runs the engine and hands every
+// request its slice of the outputs. A batch stays open to new requests until an
 // instance is free to take it.
 //
-// Threads: Enqueue() may be called from any thread and never blocks. Callbacks
-// run on the batcher's completion thread (results, engine errors) or on the
-// scheduler thread (timeouts, deadline rejections, drain rejections); they must
-// be cheap. Ownership: Enqueue takes the request only on success (it then calls
+// Threads: Enqueue() may be called from any thread and never blocks; it never
+// runs a callback. Callbacks run on the batcher's completion thread, an
+// instance thread (small batches at low load, rejections it found) or the
+// scheduler thread (timeouts, deadline and drain rejections); they must be
+// cheap. Ownership: Enqueue takes the request only on success (it then calls
 // `done` exactly once); on failure the caller still holds it. The batcher
 // drives the given engine instances exclusively and keeps `owner` (whatever
 // owns them) alive until it is gone. Shutdown: Shutdown(grace) stops accepting,
@@ -83,13 +86,21 @@ class DynamicBatcher {
                  std::vector<Engine*> instances, BatcherOptions options,
                  Clock* clock);
 
+  using Failed = std::vector<std::pair<std::unique_ptr<Entry>, absl::Status>>;
+
   void SchedulerLoop() ABSL_LOCKS_EXCLUDED(mu_);
   void InstanceLoop(int instance) ABSL_LOCKS_EXCLUDED(mu_);
   // One scheduling step under the lock: rejections go to `failed`; a formed
-  // batch goes to a free instance. Returns when to look again.
-  absl::Time Step(
-      std::vector<std::pair<std::unique_ptr<Entry>, absl::Status>>* failed)
+  // batch goes to a free instance (not signalled if it is `self`, the calling
+  // instance). Sets `*progress` when it rejected, moved or dispatched
+  // anything; returns when to look again.
+  absl::Time Step(int self, Failed* failed, bool* progress)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Steps until one makes no progress, on whichever thread holds the lock (an
+  // enqueuer, an instance that just finished, the scheduler): the scheduler
+  // thread is woken only for timers, not for every decision. Returns when to
+  // look again.
+  absl::Time Pump(int self, Failed* failed) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   std::unique_ptr<Entry> Take(Entry* entry) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Appends up to `limit` live entries of `queue` to the snapshot.
   void AddWindow(std::deque<uint64_t>& queue, bool delayed, size_t limit)
@@ -111,7 +122,11 @@ class DynamicBatcher {
                 absl::StatusOr<std::vector<Tensor>> result);
   using Results = std::vector<
       std::pair<std::unique_ptr<Entry>, absl::StatusOr<std::vector<Tensor>>>>;
-  // Hands a finished batch's results to the completion thread.
+  // Runs a finished batch's callbacks: on the calling instance thread when
+  // the batch is small and the completion thread has nothing queued (low
+  // load: one thread hand-off less), else on the completion thread while the
+  // instance computes the next batch. kUnordered: rejections, no batch order.
+  static constexpr uint64_t kUnordered = ~uint64_t{0};
   void Deliver(Results results, uint64_t batch_seq)
       ABSL_LOCKS_EXCLUDED(completion_mu_);
   // Runs the callbacks (completion thread), in batch order when
@@ -128,11 +143,11 @@ class DynamicBatcher {
   LatencyModel latency_;
 
   mutable Mutex mu_;
-  // Two condition variables on one mutex, since two kinds of thread wait: cv_
-  // wakes the scheduler (enqueue, instance free, shutdown), work_cv_ the
-  // instances (a batch in their slot, or stop).
+  // Condition variables on one mutex: cv_ wakes the scheduler (a timer moved
+  // earlier, drain, shutdown), instance_cv_[i] instance i (a batch in its
+  // slot, or stop).
   CondVar cv_;
-  CondVar work_cv_;
+  std::unique_ptr<CondVar[]> instance_cv_;
   // Queued entries by sequence number. The per-level queues and the delayed
   // queue hold sequence numbers in arrival order; a number whose entry was
   // taken (or, in a level queue, moved to the delayed queue) is skipped and
@@ -150,6 +165,12 @@ class DynamicBatcher {
   // signal).
   bool scheduler_parked_ ABSL_GUARDED_BY(mu_) = false;
   absl::Time scheduler_wake_at_ ABSL_GUARDED_BY(mu_) = absl::InfiniteFuture();
+  // When the queue as it is needs its next look, from the last step that
+  // changed nothing (on any thread). The parked scheduler's timer is at or
+  // before it (a step that finds an earlier time wakes the scheduler), but it
+  // may be stale and later than the queue needs: the timer of a request that
+  // another thread has since dispatched.
+  absl::Time next_look_at_ ABSL_GUARDED_BY(mu_) = absl::InfiniteFuture();
   uint64_t next_seq_ ABSL_GUARDED_BY(mu_) = 0;
   uint64_t epoch_ ABSL_GUARDED_BY(mu_) =
       0;  // marks entries already in the snapshot

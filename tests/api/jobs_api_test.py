@@ -260,6 +260,17 @@ class FilesTest(unittest.TestCase):
         r = upload(content, "big.jsonl")
         self.assertEqual(r.status_code, 200, r.text)
         self.assertEqual(r.json()["bytes"], len(content))
+        # Its content streams back from disk in chunks: whole, with its length,
+        # and the keep-alive connection serves the next request.
+        with requests.Session() as s:
+            for _ in range(2):
+                got = s.get(URL + "/v1/files/%s/content" % r.json()["id"], timeout=60)
+                self.assertEqual(got.status_code, 200)
+                self.assertEqual(got.headers["Content-Length"], str(len(content)))
+                self.assertEqual(got.headers["Content-Type"], "application/octet-stream")
+                self.assertEqual(got.content, content.encode())
+            self.assertEqual(s.get(URL + "/v1/files/" + r.json()["id"], timeout=60).json()["id"],
+                             r.json()["id"])
         requests.delete(URL + "/v1/files/" + r.json()["id"], timeout=60)
         # Above --max-upload-bytes: 413 naming the flag.
         r = upload("x" * (MAX_UPLOAD + 1), "huge.jsonl")

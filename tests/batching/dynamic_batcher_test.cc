@@ -408,6 +408,72 @@ TEST(DynamicBatcherTest, NoRequestLostOrDuplicatedUnderConcurrentProducers) {
   EXPECT_GT(stats.average_batch_rows(), 1.0);
 }
 
+// A request queued behind busy instances with a far deadline parks the
+// scheduler on that deadline; an instance that frees takes the request itself.
+// A later request that has to wait out the queue delay must still go when the
+// delay ends, not at the stale far timer. (Real clock: a FakeClock's Advance
+// wakes every waiter and would hide a stale timer.)
+TEST(DynamicBatcherTest, DelayEndsOnTimeAfterAnotherThreadTookTheTimedRequest) {
+  ModelOptions m = Model(2);
+  m.parameters["execute_delay_us"] = "30000";  // the instances stay busy
+  Harness h(m, Options(m, 1000), RealClock::Get(), /*instances=*/2);
+  Outcome busy1, busy2, far, late;
+  auto r1 = MakeRequest({1, 2}, &busy1);
+  auto r2 = MakeRequest({1, 2}, &busy2);
+  ASSERT_TRUE(h.batcher->Enqueue(&r1).ok());  // full batches: both run now
+  ASSERT_TRUE(h.batcher->Enqueue(&r2).ok());
+  auto r3 = MakeRequest({3, 4}, &far);
+  r3->deadline = absl::Now() + absl::Seconds(60);
+  ASSERT_TRUE(h.batcher->Enqueue(&r3).ok());  // waits for an instance
+  ASSERT_TRUE(far.done.WaitForNotificationWithTimeout(absl::Seconds(20)));
+  busy1.done.WaitForNotification();
+  busy2.done.WaitForNotification();
+  absl::SleepFor(absl::Milliseconds(50));  // both instances back to idle
+  auto r4 = MakeRequest({7}, &late);       // one row: waits out the 1 ms delay
+  ASSERT_TRUE(h.batcher->Enqueue(&r4).ok());
+  ASSERT_TRUE(late.done.WaitForNotificationWithTimeout(absl::Seconds(20)))
+      << "the queue delay did not end the wait (a stale timer?)";
+  EXPECT_EQ(Values(late), std::vector<float>{7});
+}
+
+// Enqueue may decide and dispatch on the calling thread (no hand-off through
+// the scheduler), but it never runs a callback there, not even a rejection it
+// found: a caller may hold its own locks while it enqueues.
+TEST(DynamicBatcherTest, CallbacksNeverRunInsideEnqueue) {
+  ModelOptions m = Model(8);
+  BatcherOptions options = Options(m, 200);
+  options.levels[0].default_timeout = absl::Microseconds(50);  // many time out
+  Harness h(m, std::move(options), RealClock::Get(), /*instances=*/2);
+  static thread_local bool inside_enqueue = false;
+  constexpr int kThreads = 4, kPerThread = 3'000;
+  std::atomic<int> inside{0}, timed_out{0};
+  BlockingCounter left(kThreads * kPerThread);
+  std::vector<std::thread> producers;
+  for (int t = 0; t < kThreads; ++t) {
+    producers.emplace_back([&] {
+      for (int i = 0; i < kPerThread; ++i) {
+        auto r = std::make_unique<Request>();
+        r->inputs.push_back(
+            *Tensor::FromValues<float>("x", {1, 1}, std::vector<float>{1.f}));
+        r->done = [&](absl::StatusOr<std::vector<Tensor>> result) {
+          if (inside_enqueue) inside.fetch_add(1);
+          if (result.status().code() == absl::StatusCode::kDeadlineExceeded)
+            timed_out.fetch_add(1);
+          left.DecrementCount();
+        };
+        inside_enqueue = true;
+        absl::Status s = h.batcher->Enqueue(&r);
+        inside_enqueue = false;
+        ASSERT_TRUE(s.ok()) << s;
+      }
+    });
+  }
+  for (auto& p : producers) p.join();
+  left.Wait();
+  EXPECT_EQ(inside.load(), 0);
+  EXPECT_GT(timed_out.load(), 0);
+}
+
 TEST(DynamicBatcherTest, ShutdownDrainsQueuedRequests) {
   FakeClock clock;
   ModelOptions m = Model(8);

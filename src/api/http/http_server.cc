@@ -23,8 +23,10 @@
 #include "boost/beast/core/tcp_stream.hpp"
 #include "boost/beast/http/empty_body.hpp"
 #include "boost/beast/http/error.hpp"
+#include "boost/beast/http/file_body.hpp"
 #include "boost/beast/http/parser.hpp"
 #include "boost/beast/http/read.hpp"
+#include "boost/beast/http/serializer.hpp"
 #include "boost/beast/http/write.hpp"
 #include "core/logging.h"
 #include "core/mutex.h"
@@ -237,6 +239,7 @@ class Session : public std::enable_shared_from_this<Session> {
 
   void Send(HttpResponse res) {
     busy_ = true;
+    if (!res.body_file.empty()) return SendFile(std::move(res));
     res.version(version_);
     res.keep_alive(keep_alive_ && !close_after_write_ &&
                    !core_->stopping.load());
@@ -248,8 +251,44 @@ class Session : public std::enable_shared_from_this<Session> {
                           beast::error_code ec, size_t) { self->OnWrite(ec); });
   }
 
+  // The body streams from the file in Beast's chunks (no copy of the whole
+  // file in memory); the transfer timeout applies to each chunk's progress.
+  void SendFile(HttpResponse res) {
+    http::file_body::value_type file;
+    beast::error_code ec;
+    file.open(res.body_file.c_str(), beast::file_mode::scan, ec);
+    if (ec) {
+      return Send(ErrorResponse(
+          http::status::not_found,
+          absl::StrCat("the file's content is gone: ", ec.message())));
+    }
+    file_response_.emplace(
+        std::move(static_cast<http::response_header<>&>(res)), std::move(file));
+    file_response_->version(version_);
+    file_response_->keep_alive(keep_alive_ && !close_after_write_ &&
+                               !core_->stopping.load());
+    file_response_->prepare_payload();
+    file_serializer_.emplace(*file_response_);
+    WriteFileChunk();
+  }
+
+  void WriteFileChunk() {
+    stream_.expires_after(kTransferTimeout);
+    http::async_write_some(
+        stream_, *file_serializer_,
+        [self = shared_from_this()](beast::error_code ec, size_t) {
+          if (!ec && !self->file_serializer_->is_done()) {
+            return self->WriteFileChunk();
+          }
+          self->OnWrite(ec);
+        });
+  }
+
   void OnWrite(beast::error_code ec) {
-    const bool keep_alive = response_->keep_alive();
+    const bool keep_alive =
+        response_ ? response_->keep_alive() : file_response_->keep_alive();
+    file_serializer_.reset();
+    file_response_.reset();
     response_.reset();
     if (ec) return Close();
     if (!keep_alive) {
@@ -292,6 +331,8 @@ class Session : public std::enable_shared_from_this<Session> {
   std::optional<http::request_parser<http::string_body>> parser_;
   std::optional<http::response<http::empty_body>> continue_;
   std::optional<HttpResponse> response_;
+  std::optional<http::response<http::file_body>> file_response_;
+  std::optional<http::response_serializer<http::file_body>> file_serializer_;
   std::vector<char> drain_buffer_;
   size_t drained_ = 0;
   unsigned version_ = 11;

@@ -3,7 +3,6 @@
 
 #include <algorithm>
 #include <exception>
-#include <fstream>
 #include <map>
 #include <optional>
 #include <system_error>
@@ -366,19 +365,15 @@ absl::StatusOr<std::string> JobsHandler::GetFile(const std::string& id) {
 
 absl::StatusOr<HttpResponse> JobsHandler::FileContent(const std::string& id) {
   ASSIGN_OR_RETURN(StoredFile f, files_->Get(id));
-  std::ifstream in(f.path, std::ios::binary);
   std::error_code ec;
-  const auto size = fs::file_size(f.path, ec);
-  if (!in || ec) {
+  if (!fs::is_regular_file(f.path, ec)) {
     return absl::NotFoundError(
         absl::StrCat("file '", id, "': its content is gone"));
   }
-  std::string body(size, '\0');
-  if (!in.read(body.data(), static_cast<std::streamsize>(size))) {
-    return absl::InternalError(
-        absl::StrCat("file '", id, "': cannot read its content"));
-  }
-  HttpResponse res = Ok(std::move(body), "application/octet-stream");
+  // Streamed from disk by the connection: outputs of big jobs are not read
+  // into memory.
+  HttpResponse res = Ok("", "application/octet-stream");
+  res.body_file = f.path;
   std::string name;
   for (char c : f.filename) name.push_back(c == '"' || c == '\\' ? '_' : c);
   res.set(http::field::content_disposition,

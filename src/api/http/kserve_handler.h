@@ -27,8 +27,19 @@ namespace ferry {
 
 using HttpRequest =
     boost::beast::http::request<boost::beast::http::string_body>;
-using HttpResponse =
-    boost::beast::http::response<boost::beast::http::string_body>;
+// A response with a string body, or (body_file set) whose body is that file,
+// streamed from disk by the connection rather than read into memory: file
+// downloads of any size.
+class HttpResponse
+    : public boost::beast::http::response<boost::beast::http::string_body> {
+ public:
+  using Base = boost::beast::http::response<boost::beast::http::string_body>;
+  using Base::Base;
+  HttpResponse() = default;
+  HttpResponse(Base&& base) : Base(std::move(base)) {}  // NOLINT: implicit
+
+  std::string body_file;  // when set, the body is this file; body() unused
+};
 
 // The HTTP status for an absl::Status code: INVALID_ARGUMENT 400, NOT_FOUND
 // 404, RESOURCE_EXHAUSTED 429, UNIMPLEMENTED 501, UNAVAILABLE 503,
