@@ -12,6 +12,7 @@
 #include "absl/strings/strip.h"
 #include "absl/time/clock.h"
 #include "api/json_writer.h"
+#include "cli/progress_text.h"
 #include "core/status_macros.h"
 #include "jobs/files.h"
 #include "jobs/webhook/http_post.h"
@@ -76,11 +77,21 @@ std::string Summary(element job) {
   const int64_t done = job["progress"].is_object()
                            ? Int(job["progress"], "records_done")
                            : Int(counts, "completed") + Int(counts, "failed");
-  return absl::StrFormat(
+  std::string line = absl::StrFormat(
       "%s  %-11s  %s  %d/%d (%.1f%%)  failed %d", Str(job, "id"),
       Str(job, "status"), Str(job, "model"), done, total,
       total > 0 ? 100.0 * static_cast<double>(done) / total : 0.0,
       Int(counts, "failed"));
+  double rate = 0, eta = -1;
+  if (job["progress"]["records_per_second"].get_double().get(rate) ==
+      simdjson::SUCCESS) {
+    if (job["progress"]["eta_seconds"].get_double().get(eta) !=
+        simdjson::SUCCESS) {
+      eta = -1;
+    }
+    absl::StrAppend(&line, "  ", RateText(rate), " rec/s  ETA ", EtaText(eta));
+  }
+  return line;
 }
 
 bool Terminal(const std::string& status) {

@@ -12,6 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/time/clock.h"
+#include "cli/progress_text.h"
 #include "core/status_macros.h"
 #include "jobs/files.h"
 #include "jobs/job_runner.h"
@@ -22,21 +23,6 @@ namespace ferry {
 namespace {
 
 namespace fs = std::filesystem;
-
-std::string Rate(double per_second) {
-  if (per_second >= 1e6) return absl::StrFormat("%.2fM", per_second / 1e6);
-  if (per_second >= 1e3) return absl::StrFormat("%.1fk", per_second / 1e3);
-  return absl::StrFormat("%.0f", per_second);
-}
-
-std::string Eta(double seconds) {
-  if (!(seconds >= 0) || seconds > 1e7) return "--:--";
-  const int64_t s = static_cast<int64_t>(seconds + 0.5);
-  if (s >= 3600) {
-    return absl::StrFormat("%d:%02d:%02d", s / 3600, (s / 60) % 60, s % 60);
-  }
-  return absl::StrFormat("%02d:%02d", s / 60, s % 60);
-}
 
 // Blocks SIGINT and SIGTERM in every thread and turns them into a flag. The
 // watcher polls with a timeout so it can be told to exit without a signal.
@@ -180,13 +166,10 @@ absl::StatusOr<int> Run(const RunCommandOptions& o,
     if (start_done < 0) start_done = p.records_done;
     if (IsTerminal(p.job.state) || interrupts.interrupted()) break;
     const absl::Time now = absl::Now();
-    const double elapsed = absl::ToDoubleSeconds(now - start);
-    const double rate =
-        elapsed > 0 ? static_cast<double>(p.records_done - start_done) / elapsed
-                    : 0;
+    // The runner's rate over the last minute, so the ETA follows changes.
+    const double rate = p.records_per_second.value_or(0);
     const int64_t total = p.job.counts.total;
-    const double eta =
-        rate > 0 ? static_cast<double>(total - p.records_done) / rate : -1;
+    const double eta = p.eta_seconds.value_or(-1);
     const double frac =
         total > 0 ? static_cast<double>(p.records_done) / total : 0;
     if (mode == "bar") {
@@ -195,13 +178,15 @@ absl::StatusOr<int> Run(const RunCommandOptions& o,
       err << absl::StrFormat("\r[%s%s] %5.1f%% %d/%d  %s rec/s  ETA %s ",
                              std::string(filled, '#'),
                              std::string(width - filled, ' '), frac * 100,
-                             p.records_done, total, Rate(rate), Eta(eta))
+                             p.records_done, total, RateText(rate),
+                             EtaText(eta))
           << std::flush;
     } else if (mode == "lines" && now - last_line >= absl::Seconds(5)) {
       last_line = now;
       err << absl::StrFormat(
                  "ferry run: %d/%d records (%.1f%%), %s rec/s, ETA %s\n",
-                 p.records_done, total, frac * 100, Rate(rate), Eta(eta))
+                 p.records_done, total, frac * 100, RateText(rate),
+                 EtaText(eta))
           << std::flush;
     }
     absl::SleepFor(absl::Milliseconds(100));
@@ -230,7 +215,7 @@ absl::StatusOr<int> Run(const RunCommandOptions& o,
       "  output:       %s\n  errors:       %s\n  dead letters: %s\n",
       JobStateName(job.state), job.counts.total, job.counts.completed,
       job.counts.failed, seconds,
-      Rate(seconds > 0 ? static_cast<double>(ran) / seconds : 0),
+      RateText(seconds > 0 ? static_cast<double>(ran) / seconds : 0),
       job.compute_seconds, cost, job.output_path, job.error_path,
       job.dead_letter_path);
   if (job.state != JobState::kCompleted) {

@@ -220,12 +220,21 @@ absl::StatusOr<JobProgress> JobRunner::Progress(const std::string& id) {
   ASSIGN_OR_RETURN(p.job, store_->GetJob(id));
   ASSIGN_OR_RETURN(p.chunks, queue_->Progress(id));
   p.records_done = p.job.counts.completed + p.job.counts.failed;
-  if (!IsTerminal(p.job.state)) {
-    MutexLock lock(&mu_);
-    for (auto it = running_.lower_bound({id, 0});
-         it != running_.end() && it->first.first == id; ++it) {
-      p.records_done += it->second->load(std::memory_order_relaxed);
-    }
+  MutexLock lock(&mu_);
+  if (IsTerminal(p.job.state)) {
+    rates_.erase(id);
+    return p;
+  }
+  for (auto it = running_.lower_bound({id, 0});
+       it != running_.end() && it->first.first == id; ++it) {
+    p.records_done += it->second->load(std::memory_order_relaxed);
+  }
+  if (p.job.state == JobState::kInProgress) {
+    ProgressRate& rate = rates_[id];
+    rate.Observe(options_.clock->Now(), p.records_done);
+    p.records_per_second = rate.PerSecond();
+    p.eta_seconds =
+        EtaSeconds(p.job.counts.total - p.records_done, p.records_per_second);
   }
   return p;
 }
@@ -538,6 +547,16 @@ void JobRunner::Housekeep() {
       }
     }
   }
+  // Observe the rate of every job running here, polled or not.
+  std::vector<std::string> running;
+  {
+    MutexLock lock(&mu_);
+    for (const auto& [key, counter] : running_) {
+      if (running.empty() || running.back() != key.first)
+        running.push_back(key.first);
+    }
+  }
+  for (const std::string& id : running) (void)Progress(id);
   MutexLock lock(&mu_);
   runnable_ = std::move(runnable);
   halted_ = std::move(halted);

@@ -43,6 +43,7 @@
 #include "core/mutex.h"
 #include "jobs/chunk_executor.h"
 #include "jobs/job_options.h"
+#include "jobs/progress_rate.h"
 #include "repository/model_manager.h"
 #include "storage/job_store.h"
 
@@ -63,6 +64,10 @@ struct JobProgress {
   JobRecord job;
   int64_t records_done = 0;  // completed + failed, running chunks included
   ChunkProgress chunks;
+  // Over the last minute this process watched the job run (see
+  // ProgressRate); unknown until it has watched for a moment.
+  std::optional<double> records_per_second;
+  std::optional<double> eta_seconds;
 };
 
 class JobRunner {
@@ -185,6 +190,9 @@ class JobRunner {
   std::map<std::pair<std::string, int64_t>,
            std::shared_ptr<std::atomic<int64_t>>>
       running_ ABSL_GUARDED_BY(mu_);
+  // Rates of the jobs this process runs or was asked about, observed by
+  // Progress (which Housekeep calls for every running job).
+  std::map<std::string, ProgressRate> rates_ ABSL_GUARDED_BY(mu_);
   std::vector<std::thread> threads_;
 };
 

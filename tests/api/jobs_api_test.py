@@ -282,6 +282,37 @@ class FilesTest(unittest.TestCase):
         self.assertEqual(r.status_code, 413)
         self.assertIn("--max-body-bytes", error_of(r))
 
+    def test_progress_of_a_running_job_has_rate_and_eta(self):
+        f = upload("id,x_0,x_1\n" + "".join("%d,1,2\n" % i for i in range(400)),
+                   "slow-progress.csv").json()
+        job = post("/v1/jobs", {"model": "slow", "input_file_id": f["id"], "id_column": "id",
+                                "chunk_size": 8}).json()
+        self.assertIsNone(job["progress"]["records_per_second"])  # not watched yet
+        seen = None
+        deadline = time.time() + 60
+        while time.time() < deadline:
+            p = get("/v1/jobs/" + job["id"]).json()["progress"]
+            if p["records_per_second"]:
+                seen = p
+                break
+            time.sleep(0.3)
+        self.assertIsNotNone(seen, "no rate while the job ran")
+        # The slow model does at most 4 rows per 200 ms per instance.
+        self.assertGreater(seen["records_per_second"], 0)
+        self.assertLess(seen["records_per_second"], 1000)
+        left = 400 - seen["records_done"]
+        self.assertAlmostEqual(seen["eta_seconds"], left / seen["records_per_second"],
+                               delta=0.01 * max(1.0, seen["eta_seconds"]))
+        # `ferry jobs status` prints them while the job runs (about 10 s in all).
+        r = subprocess.run([FERRY, "jobs", "--server", URL, "status", job["id"]],
+                           capture_output=True, text=True, timeout=60)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertRegex(r.stdout, r"in_progress .* rec/s  ETA \d\d:\d\d")
+        post("/v1/jobs/%s/cancel" % job["id"])
+        done = wait_terminal("jobs", job["id"])
+        self.assertIsNone(done["progress"]["records_per_second"])
+        self.assertIsNone(done["progress"]["eta_seconds"])
+
     def test_the_input_of_a_running_job_cannot_be_deleted(self):
         f = upload("id,x_0,x_1\n" + "".join("%d,1,2\n" % i for i in range(40)),
                    "slow.csv").json()
@@ -526,7 +557,8 @@ class NativeJobTest(unittest.TestCase):
         self.assertEqual(job["request_counts"]["total"], 5000)
         done = wait_terminal("jobs", job["id"])
         self.assertEqual(done["status"], "completed", done)
-        self.assertEqual(done["progress"], {"records_done": 5000, "percent": 100})
+        self.assertEqual(done["progress"], {"records_done": 5000, "percent": 100,
+                                            "records_per_second": None, "eta_seconds": None})
         self.assertEqual(done["metadata"], {"owner": "me"})
         self.assertGreater(done["compute_seconds"], 0)
         self.assertIsNone(done["output_file_id"])  # the output is where it was asked

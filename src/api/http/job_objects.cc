@@ -142,6 +142,18 @@ void WriteJobObject(const JobView& v, JsonWriter& w) {
   w.Key("records_done").Int(done);
   w.Key("percent").Double(
       static_cast<double>(static_cast<int64_t>(percent * 10 + 0.5)) / 10);
+  w.Key("records_per_second");
+  if (v.records_per_second) {
+    w.Double(*v.records_per_second);
+  } else {
+    w.Null();
+  }
+  w.Key("eta_seconds");
+  if (v.eta_seconds) {
+    w.Double(*v.eta_seconds);
+  } else {
+    w.Null();
+  }
   w.EndObject();
   w.Key("compute_seconds").Double(j.compute_seconds);
   w.Key("cost").Double(j.compute_seconds * v.price_per_instance_hour / 3600.0);

@@ -8,6 +8,7 @@
 #define FERRY_API_HTTP_JOB_OBJECTS_H_
 
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include "absl/time/time.h"
@@ -22,7 +23,9 @@ namespace ferry {
 struct JobView {
   JobRecord job;
   JobOptions options;
-  int64_t records_done = 0;   // running chunks included
+  int64_t records_done = 0;                  // running chunks included
+  std::optional<double> records_per_second;  // unknown: null
+  std::optional<double> eta_seconds;
   std::string input_file_id;  // empty: the input is no uploaded file
   JobResultFiles results;
   double price_per_instance_hour = 0;

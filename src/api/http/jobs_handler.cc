@@ -435,6 +435,8 @@ void JobsHandler::WriteJob(const JobRecord& job, bool batch, JsonWriter& w) {
   if (!IsTerminal(job.state)) {
     if (absl::StatusOr<JobProgress> p = runner_->Progress(job.id); p.ok()) {
       v.records_done = p->records_done;
+      v.records_per_second = p->records_per_second;
+      v.eta_seconds = p->eta_seconds;
       v.job = p->job;
     }
   }
