@@ -60,6 +60,9 @@ struct BatcherOptions {
   // Whether the model batches at all (max_batch_size > 0). When not, requests
   // carry no batch dimension and each runs alone.
   bool batched = true;
+  // While online requests are about, batches of offline records only run the
+  // engine under SCHED_IDLE (core/thread_priority.h).
+  bool offline_background = true;
 };
 
 // INVALID_ARGUMENT naming the parameter for a malformed Ferry parameter.

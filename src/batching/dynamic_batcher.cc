@@ -8,6 +8,7 @@
 #include "batching/batch_assembly.h"
 #include "core/logging.h"
 #include "core/status_macros.h"
+#include "core/thread_priority.h"
 #include "engines/input_validation.h"
 
 namespace ferry {
@@ -40,6 +41,9 @@ struct DynamicBatcher::Entry {
 struct DynamicBatcher::Batch {
   uint64_t seq = 0;
   DispatchReason reason = DispatchReason::kFull;
+  // Offline records only, dispatched while online requests are about: the
+  // engine computes it under SCHED_IDLE.
+  bool background = false;
   std::vector<std::unique_ptr<Entry>> entries;
 };
 
@@ -430,9 +434,13 @@ absl::Time DynamicBatcher::Step(int self, Failed* failed, bool* progress) {
     auto batch = std::make_unique<Batch>();
     batch->seq = next_batch_seq_++;
     batch->reason = decision.reason;
+    batch->background = options_.offline_background && context.online_active &&
+                        options_.offline_level >= 0;
     for (size_t i : decision.dispatch) {
       Entry* e = snapshot_entries_[i];
       stats_.RecordQueueTime(e->view.level, now - e->view.enqueue_time);
+      batch->background =
+          batch->background && e->view.level == options_.offline_level;
       batch->entries.push_back(Take(e));
     }
     slots_[instance] = std::move(batch);
@@ -539,7 +547,11 @@ void DynamicBatcher::Execute(int instance, Batch& batch) {
     stats_.RecordDispatched(batch.reason, rows, assembled->padded_elements,
                             assembled->total_elements);
     const absl::Time start = clock_->Now();
+    // Offline work takes only CPU time the online path does not want: the
+    // engine call alone, never while holding a lock the online path needs.
+    if (batch.background) SetThreadBackground(true);
     Result outputs = engines_[instance]->Run(assembled->inputs);
+    if (batch.background) SetThreadBackground(false);
     const absl::Duration compute = clock_->Now() - start;
     stats_.RecordComputeTime(compute, rows);
     if (!outputs.ok()) {

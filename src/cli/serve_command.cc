@@ -183,9 +183,11 @@ CLI::App* AddServeCommand(CLI::App& app, ServeCommandOptions* options) {
       ->check(CLI::Range(1, 64))
       ->capture_default_str();
   cmd->add_option("--job-cpu-priority", options->job_cpu_priority,
-                  "idle: jobs read and parse under SCHED_IDLE, using only CPU "
-                  "time nothing else wants (they may stall while the machine "
-                  "is saturated); normal: compete with online serving")
+                  "idle: jobs read and parse under SCHED_IDLE, and their "
+                  "batches compute under it while online requests are about, "
+                  "using only CPU time nothing else wants (they may stall "
+                  "while the machine is saturated); normal: compete with "
+                  "online serving")
       ->check(CLI::IsMember({"idle", "normal"}))
       ->capture_default_str();
   cmd->add_option("--price-per-instance-hour", options->price_per_instance_hour,
@@ -222,6 +224,7 @@ int RunServeCommand(const ServeCommandOptions& options,
   const absl::Duration grace = absl::Seconds(options.grace_seconds);
   ModelManager::Options manager_options;
   manager_options.unload_grace = grace;
+  manager_options.offline_background = options.job_cpu_priority == "idle";
   ModelManager manager(options.model_repository, &engines, manager_options);
   absl::StatusOr<std::unique_ptr<JobServices>> jobs =
       MakeJobServices(options, &manager);

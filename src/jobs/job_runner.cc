@@ -1,13 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "jobs/job_runner.h"
 
-#include <pthread.h>
-#include <sched.h>
 #include <unistd.h>
 
 #include <algorithm>
-#include <cerrno>
-#include <cstring>
 #include <fstream>
 #include <random>
 #include <system_error>
@@ -17,6 +13,7 @@
 #include "absl/strings/str_format.h"
 #include "core/logging.h"
 #include "core/status_macros.h"
+#include "core/thread_priority.h"
 #include "jobs/files.h"
 
 namespace ferry {
@@ -424,17 +421,7 @@ bool JobRunner::RunOneChunk(int worker) {
   exec.keep_alive_every = options_.lease / 3;
   exec.should_stop = [this, &job_id] { return Stopping(job_id); };
   exec.records_done = counter.get();
-  if (options_.worker_sched_idle) {
-    exec.background = [](bool background) {
-      sched_param param{};
-      if (int rc = pthread_setschedparam(
-              pthread_self(), background ? SCHED_IDLE : SCHED_OTHER, &param);
-          rc != 0) {
-        FERRY_LOG(kWarning, "job worker: cannot switch its CPU policy: ",
-                  std::strerror(rc));
-      }
-    };
-  }
+  if (options_.worker_sched_idle) exec.background = SetThreadBackground;
   const std::string model = p.job.model;
   const std::optional<int64_t> version =
       p.job.model_version > 0 ? std::optional<int64_t>(p.job.model_version)

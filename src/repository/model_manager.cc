@@ -124,6 +124,7 @@ std::vector<std::shared_ptr<ModelManager::Served>> ModelManager::Install(
                   batcher_options.status().message());
         continue;
       }
+      batcher_options->offline_background = options_.offline_background;
       std::vector<Engine*> instances;
       for (int i = 0; i < (*model)->instance_count(); ++i)
         instances.push_back(&(*model)->instance(i));

@@ -53,6 +53,8 @@ class ModelManager {
     // How long an unload or reload lets queued requests of the old version
     // finish.
     absl::Duration unload_grace = absl::Seconds(30);
+    // BatcherOptions::offline_background for every model.
+    bool offline_background = true;
   };
 
   ModelManager(std::filesystem::path root, const EngineRegistry* engines,

@@ -1,10 +1,14 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "batching/dynamic_batcher.h"
 
+#include <sched.h>
+
 #include <atomic>
+#include <map>
 #include <thread>
 #include <vector>
 
+#include "core/thread_priority.h"
 #include "engines/identity/identity_engine.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -406,6 +410,57 @@ TEST(DynamicBatcherTest, NoRequestLostOrDuplicatedUnderConcurrentProducers) {
   auto stats = h.batcher->stats();
   EXPECT_EQ(stats.rows_executed, static_cast<uint64_t>(kThreads * kPerThread));
   EXPECT_GT(stats.average_batch_rows(), 1.0);
+}
+
+// Records the CPU policy of the thread that runs each batch, by the value of
+// the batch's first row; answers like the identity engine.
+class PolicyRecordingEngine : public Engine {
+ public:
+  absl::StatusOr<std::vector<Tensor>> Run(
+      absl::Span<const Tensor> inputs) override {
+    auto values = inputs[0].values<float>();
+    {
+      MutexLock lock(&mu);
+      policies[static_cast<int>(values[0])] = sched_getscheduler(0);
+    }
+    std::vector<Tensor> out;
+    out.push_back(*Tensor::FromValues<float>(
+        "y", {inputs[0].shape()[0], 1},
+        std::vector<float>(values.begin(), values.end())));
+    return out;
+  }
+  Mutex mu;
+  std::map<int, int> policies ABSL_GUARDED_BY(mu);
+};
+
+// Offline work runs the engine under SCHED_IDLE while online requests are
+// about (and only then: `ferry run` has none and runs at full speed); online
+// batches on the same instance thread run at normal priority again.
+TEST(DynamicBatcherTest,
+     OfflineBatchesComputeInTheBackgroundWhileOnlineIsAbout) {
+  ModelOptions m = Model(1);
+  PolicyRecordingEngine engine;
+  std::unique_ptr<DynamicBatcher> batcher = *DynamicBatcher::Create(
+      nullptr, m, {&engine}, Options(m, 0), RealClock::Get());
+  auto run = [&](float v, bool offline) {
+    Outcome o;
+    auto r = MakeRequest({v}, &o);
+    r->offline = offline;
+    ASSERT_TRUE(batcher->Enqueue(&r).ok());
+    o.done.WaitForNotification();
+    ASSERT_TRUE(o.result.ok()) << o.result.status();
+  };
+  run(10, /*offline=*/true);  // no online traffic yet
+  run(1, /*offline=*/false);
+  run(2, /*offline=*/true);
+  run(3, /*offline=*/false);
+  batcher.reset();
+  MutexLock lock(&engine.mu);
+  EXPECT_EQ(engine.policies[10], SCHED_OTHER);
+  EXPECT_EQ(engine.policies[1], SCHED_OTHER);
+  EXPECT_EQ(engine.policies[2],
+            CanRunInBackground() ? SCHED_IDLE : SCHED_OTHER);
+  EXPECT_EQ(engine.policies[3], SCHED_OTHER);
 }
 
 // A request queued behind busy instances with a far deadline parks the
