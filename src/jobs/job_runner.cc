@@ -71,11 +71,12 @@ absl::StatusOr<JobRecord> JobRunner::Submit(const JobSpec& spec) {
     return absl::InvalidArgumentError("output is empty");
   }
   RETURN_IF_ERROR(ValidateJobOptions(spec.options));
-  ASSIGN_OR_RETURN(
-      ModelVersionInfo model,
-      models_->Find(spec.model, spec.model_version > 0
-                                    ? std::optional<int64_t>(spec.model_version)
-                                    : std::nullopt));
+  RETURN_IF_ERROR(
+      models_
+          ->Find(spec.model, spec.model_version > 0
+                                 ? std::optional<int64_t>(spec.model_version)
+                                 : std::nullopt)
+          .status());
   const absl::Time now = options_.clock->Now();
   JobRecord job;
   job.id = spec.id.empty() ? NewJobId() : spec.id;
@@ -93,35 +94,76 @@ absl::StatusOr<JobRecord> JobRunner::Submit(const JobSpec& spec) {
           : spec.dead_letter_path;
   job.created_at = now;
   job.expires_at = now + spec.options.completion_window;
+  job.options_json = JobOptionsToJson(spec.options);
+  job.state = JobState::kValidating;
+  RETURN_IF_ERROR(store_->CreateJob(job));
+  {
+    MutexLock lock(&mu_);
+    to_validate_.push_back(job.id);
+    wake_.SignalAll();
+  }
+  return job;
+}
 
+void JobRunner::ValidatePending() {
+  while (true) {
+    std::string id;
+    {
+      MutexLock lock(&mu_);
+      if (to_validate_.empty()) return;
+      id = std::move(to_validate_.front());
+      to_validate_.pop_front();
+    }
+    if (absl::Status s = Validate(id); !s.ok()) {
+      FERRY_LOG(kWarning, "job ", id, ": validating: ", s.ToString());
+    }
+  }
+}
+
+absl::Status JobRunner::Validate(const std::string& id) {
+  ASSIGN_OR_RETURN(JobRecord job, store_->GetJob(id));
+  if (job.state != JobState::kValidating) return absl::OkStatus();
+  ASSIGN_OR_RETURN(JobOptions options, JobOptionsFromJson(job.options_json));
+  absl::StatusOr<ModelVersionInfo> model =
+      models_->Find(job.model, job.model_version > 0
+                                   ? std::optional<int64_t>(job.model_version)
+                                   : std::nullopt);
+  if (!model.ok() && model.status().code() == absl::StatusCode::kUnavailable) {
+    return model.status();  // loading: try again later
+  }
   // The validation pass: the whole file is read once, counted and cut into
   // chunks, and the column mapping is checked against the model.
-  JobOptions options = spec.options;
-  absl::StatusOr<InputScan> scan =
-      ScanInput(spec.input_path, options.format, options.chunk_records);
-  absl::Status invalid = scan.status();
-  if (scan.ok()) {
+  absl::Status invalid = model.status();
+  absl::StatusOr<InputScan> scan = absl::UnknownError("not scanned");
+  if (invalid.ok()) {
+    scan = ScanInput(job.input_path, options.format, options.chunk_records);
+    invalid = scan.status();
+  }
+  if (invalid.ok()) {
     options.header = scan->header;
     invalid =
-        RecordCodec::Create(options.format, model.options, *scan, options.csv)
+        RecordCodec::Create(options.format, model->options, *scan, options.csv)
             .status();
   }
-  job.options_json = JobOptionsToJson(options);
+  const absl::Time now = options_.clock->Now();
   if (!invalid.ok()) {
-    job.state = JobState::kFailed;
-    job.failed_at = now;
-    job.error = std::string(invalid.message());
-    RETURN_IF_ERROR(store_->CreateJob(job));
-    ReportTerminal(job.id);
-    return job;
+    if (store_
+            ->Transition(id, {JobState::kValidating}, JobState::kFailed, now,
+                         invalid.message())
+            .ok()) {
+      ReportTerminal(id);
+    }
+    return absl::OkStatus();
   }
-  RETURN_IF_ERROR(store_->CreateJob(job));
+  // Each step may run again after a crash: the options are the same, and
+  // chunks that are already stored (FAILED_PRECONDITION) were these chunks.
+  RETURN_IF_ERROR(store_->SetJobOptions(id, JobOptionsToJson(options)));
   std::vector<ChunkRecord> chunks;
   chunks.reserve(scan->chunks.size());
   for (size_t i = 0; i < scan->chunks.size(); ++i) {
     const ChunkSpan& span = scan->chunks[i];
     ChunkRecord c;
-    c.job_id = job.id;
+    c.job_id = id;
     c.index = static_cast<int64_t>(i);
     c.begin_offset = span.begin_offset;
     c.end_offset = span.end_offset;
@@ -130,14 +172,16 @@ absl::StatusOr<JobRecord> JobRunner::Submit(const JobSpec& spec) {
     c.record_count = span.record_count;
     chunks.push_back(std::move(c));
   }
-  RETURN_IF_ERROR(store_->AddChunks(job.id, chunks));
-  RETURN_IF_ERROR(store_->Transition(job.id, {JobState::kValidating},
-                                     JobState::kInProgress, now));
-  {
-    MutexLock lock(&mu_);
-    wake_.SignalAll();
+  if (absl::Status added = store_->AddChunks(id, chunks);
+      !added.ok() && added.code() != absl::StatusCode::kFailedPrecondition) {
+    return added;
   }
-  return store_->GetJob(job.id);
+  // Cancelled meanwhile: the housekeeper finishes it.
+  (void)store_->Transition(id, {JobState::kValidating}, JobState::kInProgress,
+                           now);
+  MutexLock lock(&mu_);
+  wake_.SignalAll();
+  return absl::OkStatus();
 }
 
 absl::StatusOr<JobRecord> JobRunner::SubmitReplay(
@@ -247,20 +291,17 @@ void JobRunner::Start() {
       FERRY_LOG(kInfo, "took back ", *n,
                 " chunk(s) left running by an earlier process");
     }
-    // A job still validating was being submitted by that dead process: its
-    // chunks may be missing, so it cannot run.
-    absl::StatusOr<std::vector<JobRecord>> stale =
-        store_->ListJobsInStates({JobState::kValidating});
-    if (stale.ok()) {
-      for (const JobRecord& job : *stale) {
-        if (store_
-                ->Transition(job.id, {JobState::kValidating}, JobState::kFailed,
-                             options_.clock->Now(),
-                             "the process that was validating this job "
-                             "stopped; submit it again")
-                .ok()) {
-          ReportTerminal(job.id);
-        }
+  }
+  // Jobs still validating: submitted just now, or left by a process that
+  // stopped while it validated them (validation runs again from the start).
+  absl::StatusOr<std::vector<JobRecord>> validating =
+      store_->ListJobsInStates({JobState::kValidating});
+  if (validating.ok()) {
+    MutexLock lock(&mu_);
+    for (const JobRecord& job : *validating) {
+      if (std::find(to_validate_.begin(), to_validate_.end(), job.id) ==
+          to_validate_.end()) {
+        to_validate_.push_back(job.id);
       }
     }
   }
@@ -296,9 +337,26 @@ bool JobRunner::Stopping(const std::string& job_id) {
 
 void JobRunner::WorkerLoop(int index) {
   while (true) {
+    std::string validate;
     {
       MutexLock lock(&mu_);
       if (stopping_) return;
+      if (!to_validate_.empty()) {
+        validate = std::move(to_validate_.front());
+        to_validate_.pop_front();
+      }
+    }
+    if (!validate.empty()) {
+      absl::Status s = Validate(validate);
+      if (s.ok()) continue;
+      FERRY_LOG(kWarning, "job ", validate, ": validating: ", s.ToString(),
+                "; trying again");
+      MutexLock lock(&mu_);
+      to_validate_.push_back(validate);
+      if (stopping_) return;
+      options_.clock->WaitUntil(&mu_, &wake_,
+                                options_.clock->Now() + options_.poll);
+      continue;
     }
     if (RunOneChunk(index)) continue;
     MutexLock lock(&mu_);

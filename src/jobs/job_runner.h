@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
 // JobRunner: runs offline jobs to completion, durably.
 //
-//   Submit      validation pass (ScanInput + the codec's mapping check), then
-//               the job and its chunks go into the JobStore in one step and the
-//               job is in_progress; a file that cannot be read or mapped fails
-//               the job at once with the reason.
+//   Submit      stores the job as validating and returns; a worker then runs
+//               the validation pass (ScanInput + the codec's mapping check),
+//               stores the chunks and moves the job to in_progress, or fails
+//               it with the reason when the file cannot be read or mapped. A
+//               job left validating by a process that stopped is validated
+//               again by the next Start().
 //   workers     `parallel_chunks` threads lease chunks from the WorkQueue,
 //               run them (ExecuteChunk: records into the model's batcher at
 //               the offline level), write the chunk's part files (temporary
@@ -27,6 +29,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <deque>
 #include <filesystem>
 #include <functional>
 #include <map>
@@ -109,11 +112,16 @@ class JobRunner {
   JobRunner(const JobRunner&) = delete;
   JobRunner& operator=(const JobRunner&) = delete;
 
-  // Validates and stores a job (see the file comment). Errors: NOT_FOUND /
-  // UNAVAILABLE for the model, INVALID_ARGUMENT for options; an input that
-  // cannot be read or mapped gives a job in state failed (returned, not an
-  // error), as the Batch API reports it.
+  // Stores a job in state validating and returns it; the workers validate it
+  // (see the file comment). Errors: NOT_FOUND / UNAVAILABLE for the model,
+  // INVALID_ARGUMENT for options. An input that cannot be read or mapped
+  // fails the job later, with the reason in its error, as the Batch API
+  // reports it.
   absl::StatusOr<JobRecord> Submit(const JobSpec& spec);
+
+  // Validates the jobs waiting for it, on the calling thread (after Start the
+  // workers do; for tests and tools that drive the runner by hand).
+  void ValidatePending();
 
   // A new job over the dead letters of a finished job `id`: their original
   // records are written (after the CSV header) to <dead-letter file>.replay
@@ -149,6 +157,9 @@ class JobRunner {
     std::optional<absl::TimeZone> zone;
   };
 
+  // The validation pass of a job in state validating (see the file
+  // comment); an error means: try again later.
+  absl::Status Validate(const std::string& id);
   void WorkerLoop(int index);
   void HousekeeperLoop();
   // Leases and runs one chunk; false when there was nothing to do.
@@ -193,6 +204,9 @@ class JobRunner {
   // Rates of the jobs this process runs or was asked about, observed by
   // Progress (which Housekeep calls for every running job).
   std::map<std::string, ProgressRate> rates_ ABSL_GUARDED_BY(mu_);
+  // Jobs for the workers to validate (Submit, or left validating by a
+  // process that stopped), oldest first.
+  std::deque<std::string> to_validate_ ABSL_GUARDED_BY(mu_);
   std::vector<std::thread> threads_;
 };
 

@@ -147,6 +147,11 @@ class JobStore {
                                   absl::string_view error = "",
                                   int64_t add_failed = 0) = 0;
 
+  // Replaces the job's options (what its validation found, such as the CSV
+  // header). NOT_FOUND for an unknown id.
+  virtual absl::Status SetJobOptions(absl::string_view id,
+                                     absl::string_view options_json) = 0;
+
   // Stores the job's chunks and sets counts.total to their record sum, in one
   // transaction. FAILED_PRECONDITION if the job already has chunks; chunk
   // indexes must be 0..n-1 in order (INVALID_ARGUMENT otherwise).

@@ -108,6 +108,15 @@ absl::Status MemoryJobStore::Transition(absl::string_view id,
   return absl::OkStatus();
 }
 
+absl::Status MemoryJobStore::SetJobOptions(absl::string_view id,
+                                           absl::string_view options_json) {
+  MutexLock lock(&mu_);
+  Job* job = FindJob(id);
+  if (job == nullptr) return internal::JobNotFound(id);
+  job->record.options_json = std::string(options_json);
+  return absl::OkStatus();
+}
+
 absl::Status MemoryJobStore::AddChunks(absl::string_view job_id,
                                        const std::vector<ChunkRecord>& chunks) {
   MutexLock lock(&mu_);

@@ -43,6 +43,8 @@ class MemoryJobStore final : public JobStore, public WorkQueue {
                           const std::vector<JobState>& from, JobState to,
                           absl::Time now, absl::string_view error = "",
                           int64_t add_failed = 0) override;
+  absl::Status SetJobOptions(absl::string_view id,
+                             absl::string_view options_json) override;
   absl::Status AddChunks(absl::string_view job_id,
                          const std::vector<ChunkRecord>& chunks) override;
   absl::StatusOr<std::vector<ChunkRecord>> ListChunks(

@@ -161,7 +161,7 @@ absl::StatusOr<std::vector<JobRecord>> ReadJobs(Statement& s) {
 
 struct SqliteJobStore::Statements {
   Statement insert_job, get_job, job_exists, list_jobs, list_jobs_after;
-  Statement update_job_state, add_counts, delete_job;
+  Statement update_job_state, add_counts, delete_job, set_options;
   Statement insert_chunk, count_chunks, set_total, get_chunk, list_chunks;
   Statement delete_chunks, progress;
   Statement leasable_jobs, leasable_job, first_pending, first_expired;
@@ -266,6 +266,8 @@ absl::Status SqliteJobStore::Init() {
        "UPDATE jobs SET completed = completed + ?, failed = failed + ?, "
        "compute_seconds = compute_seconds + ? WHERE id = ?"},
       {&s->delete_job, "delete job", "DELETE FROM jobs WHERE id = ?"},
+      {&s->set_options, "set job options",
+       "UPDATE jobs SET options_json = ? WHERE id = ?"},
       {&s->insert_chunk, "insert chunk",
        "INSERT INTO chunks (" FERRY_CHUNK_COLUMNS
        ") VALUES (?, ?, ?, ?, ?, ?, ?, 'pending', '', ?, 0, 0, 0, 0.0)"},
@@ -507,6 +509,19 @@ absl::Status SqliteJobStore::AddChunks(absl::string_view job_id,
   }
   stmts_->set_total.Bind(1, total).Bind(2, job_id);
   RETURN_IF_ERROR(stmts_->set_total.Run());
+  return tx.Commit();
+}
+
+absl::Status SqliteJobStore::SetJobOptions(absl::string_view id,
+                                           absl::string_view options_json) {
+  MutexLock lock(&mu_);
+  RETURN_IF_ERROR(SetFullSync(true));
+  ASSIGN_OR_RETURN(Transaction tx, Transaction::Begin(db_.get()));
+  ASSIGN_OR_RETURN(bool exists, JobExists(id));
+  if (!exists) return internal::JobNotFound(id);
+  Statement& s = stmts_->set_options;
+  s.Bind(1, options_json).Bind(2, id);
+  RETURN_IF_ERROR(s.Run());
   return tx.Commit();
 }
 

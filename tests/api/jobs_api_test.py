@@ -90,6 +90,19 @@ def upload(content, filename="input.jsonl", purpose="batch", url=None):
                          files={"file": (filename, content)}, timeout=120)
 
 
+def wait_validated(kind, job_id, timeout=60, url=None):
+    """Polls until the job has left `validating` (the server validates its input
+    after answering the create); returns it."""
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        r = get("/v1/%s/%s" % (kind, job_id), url=url)
+        assert r.status_code == 200, r.text
+        if r.json()["status"] != "validating":
+            return r.json()
+        time.sleep(0.02)
+    raise AssertionError("%s %s still validating after %d s" % (kind, job_id, timeout))
+
+
 def wait_terminal(kind, job_id, timeout=120, url=None):
     deadline = time.time() + timeout
     while time.time() < deadline:
@@ -380,10 +393,10 @@ class BatchTest(unittest.TestCase):
         self.assertEqual(b["input_file_id"], f["id"])
         self.assertEqual(b["completion_window"], "24h")
         self.assertEqual(b["metadata"], {"team": "risk", "run": "7"})
-        self.assertIn(b["status"], ("in_progress", "finalizing", "completed"))
+        self.assertIn(b["status"], ("validating", "in_progress", "finalizing", "completed"))
         self.assertIsNone(b["errors"])
-        self.assertEqual(b["request_counts"]["total"], n)
         self.assertEqual(b["expires_at"] - b["created_at"], 24 * 3600)
+        self.assertEqual(wait_validated("batches", b["id"])["request_counts"]["total"], n)
 
         done = wait_terminal("batches", b["id"])
         self.assertEqual(set(done), BATCH_FIELDS)
@@ -554,7 +567,7 @@ class NativeJobTest(unittest.TestCase):
         self.assertEqual(job["dead_letter_file"], out + ".dead_letters.jsonl")
         self.assertIsNone(job["endpoint"])
         self.assertIsNone(job["input_file_id"])
-        self.assertEqual(job["request_counts"]["total"], 5000)
+        self.assertEqual(wait_validated("jobs", job["id"])["request_counts"]["total"], 5000)
         done = wait_terminal("jobs", job["id"])
         self.assertEqual(done["status"], "completed", done)
         self.assertEqual(done["progress"], {"records_done": 5000, "percent": 100,
@@ -639,8 +652,10 @@ class NativeJobTest(unittest.TestCase):
         # validation), with the reason.
         r = post("/v1/jobs", dict(base, columns=["f0", "f1"]))
         self.assertEqual(r.status_code, 200, r.text)
-        self.assertEqual(r.json()["status"], "failed")
-        self.assertEqual(r.json()["errors"]["data"][0]["code"], "invalid_input")
+        failed = wait_validated("jobs", r.json()["id"])
+        self.assertEqual(failed["status"], "failed")
+        self.assertEqual(failed["errors"]["data"][0]["code"], "invalid_input")
+        self.assertIn("columns lists 2", failed["errors"]["data"][0]["message"])
         self.assertEqual(get("/v1/jobs/batch_000000000000000000000000").status_code, 404)
 
     def test_cancel_keeps_partial_output_and_accounts_for_every_record(self):
@@ -689,7 +704,7 @@ class NativeJobTest(unittest.TestCase):
         self.assertEqual(r.status_code, 200, r.text)
         replay = r.json()
         self.assertEqual(replay["replay_of"], job["id"])
-        self.assertEqual(replay["request_counts"]["total"], 1)
+        self.assertEqual(wait_validated("jobs", replay["id"])["request_counts"]["total"], 1)
         self.assertEqual(replay["output"], replay_out)
         self.assertEqual(wait_terminal("jobs", replay["id"])["request_counts"]["failed"], 1)
         r = post("/v1/jobs/%s/replay-dead-letters" % job["id"],
@@ -831,7 +846,8 @@ class CrashTest(unittest.TestCase):
                                   "id_column": "id", "chunk_size": 5000}, url=server.url)
             self.assertEqual(r.status_code, 200, r.text)
             job = r.json()
-            self.assertEqual(job["request_counts"]["total"], self.ROWS)
+            self.assertEqual(wait_validated("jobs", job["id"], url=server.url)
+                             ["request_counts"]["total"], self.ROWS)
             deadline = time.time() + 120
             while True:
                 j = get("/v1/jobs/" + job["id"], url=server.url).json()

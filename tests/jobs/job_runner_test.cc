@@ -90,8 +90,9 @@ TEST_F(JobRunnerTest, CompletesWithEveryRecordInInputOrder) {
   absl::StatusOr<JobRecord> job =
       runner.Submit(Spec("m", testing::MakeCsv(1000), 64));
   ASSERT_TRUE(job.ok()) << job.status();
-  EXPECT_EQ(job->state, JobState::kInProgress);
-  EXPECT_EQ(job->counts.total, 1000);
+  // Validated by a worker once the runner starts.
+  EXPECT_EQ(job->state, JobState::kValidating);
+  EXPECT_EQ(job->counts.total, 0);
   runner.Start();
   const JobRecord done = WaitTerminal(store, job->id);
   runner.Stop();
@@ -159,7 +160,7 @@ TEST_F(JobRunnerTest, DeadLettersReplayAsANewJobOverExactlyThoseRecords) {
   const std::string replay_out = (dir_.path() / "replay.csv").string();
   absl::StatusOr<JobRecord> replay = runner.SubmitReplay(job->id, replay_out);
   ASSERT_TRUE(replay.ok()) << replay.status();
-  EXPECT_EQ(replay->counts.total, 3);
+  EXPECT_EQ(replay->state, JobState::kValidating);
   EXPECT_EQ(
       testing::ReadFile(replay->input_path),
       "id,a,b,c\nr5,-7777,5.5,-5\nr17,-7777,17.5,-17\nr90,-7777,90.5,-90\n");
@@ -217,6 +218,7 @@ TEST_F(JobRunnerTest, RestartUnderTheSameWorkerIdTakesBackItsLeasesAtOnce) {
     absl::StatusOr<JobRecord> job =
         first.Submit(Spec("m", testing::MakeCsv(100), 10));
     ASSERT_TRUE(job.ok());
+    first.ValidatePending();
     id = job->id;
   }
   // What a process killed mid-chunk leaves behind.
@@ -232,6 +234,29 @@ TEST_F(JobRunnerTest, RestartUnderTheSameWorkerIdTakesBackItsLeasesAtOnce) {
   EXPECT_EQ(done.state, JobState::kCompleted);
   EXPECT_EQ(testing::ReadFile(done.output_path), Want(100));
   EXPECT_EQ(store.ListChunks(id)->front().attempts, 2);
+}
+
+// A process that stopped before its workers validated a job leaves it
+// validating; the next runner validates and runs it.
+TEST_F(JobRunnerTest, AJobLeftValidatingIsValidatedByTheNextRunner) {
+  MemoryJobStore store;
+  std::string id;
+  {
+    JobRunner first(&store, &store, manager_.get(), RunnerOptions());
+    absl::StatusOr<JobRecord> job =
+        first.Submit(Spec("m", testing::MakeCsv(100), 10));
+    ASSERT_TRUE(job.ok());
+    id = job->id;
+  }
+  EXPECT_EQ(store.GetJob(id)->state, JobState::kValidating);
+  EXPECT_TRUE(store.ListChunks(id)->empty());
+  JobRunner second(&store, &store, manager_.get(), RunnerOptions());
+  second.Start();
+  const JobRecord done = WaitTerminal(store, id);
+  second.Stop();
+  EXPECT_EQ(done.state, JobState::kCompleted);
+  EXPECT_EQ(done.counts.total, 100);
+  EXPECT_EQ(testing::ReadFile(done.output_path), Want(100));
 }
 
 TEST_F(JobRunnerTest, CancelKeepsPartialOutputAndAccountsForEveryRecord) {
@@ -275,6 +300,7 @@ TEST_F(JobRunnerTest, ExpiryWritesBatchExpiredForRecordsThatNeverRan) {
   spec.options.completion_window = absl::Hours(1);
   absl::StatusOr<JobRecord> job = runner.Submit(spec);
   ASSERT_TRUE(job.ok());
+  runner.ValidatePending();
   EXPECT_EQ(job->expires_at, clock.Now() + absl::Hours(1));
   runner.Housekeep();  // inside the window: nothing happens
   EXPECT_EQ(store.GetJob(job->id)->state, JobState::kInProgress);
@@ -335,13 +361,22 @@ TEST_F(JobRunnerTest, UnreadableOrUnmappableInputFailsTheJobUpFront) {
   JobSpec spec = Spec("m", "id,a,b\nr0,1,2\n", 10);  // 2 features, model has 3
   absl::StatusOr<JobRecord> job = runner.Submit(spec);
   ASSERT_TRUE(job.ok()) << job.status();
+  EXPECT_EQ(job->state, JobState::kValidating);
+  runner.ValidatePending();
+  job = store.GetJob(job->id);
   EXPECT_EQ(job->state, JobState::kFailed);
   EXPECT_THAT(job->error, HasSubstr("x"));
   spec.input_path = (dir_.path() / "missing.csv").string();
   job = runner.Submit(spec);
   ASSERT_TRUE(job.ok());
+  runner.ValidatePending();
+  job = store.GetJob(job->id);
   EXPECT_EQ(job->state, JobState::kFailed);
   EXPECT_THAT(job->error, HasSubstr("missing.csv"));
+  {
+    MutexLock lock(&mu_);  // each failure reported once, like a webhook
+    EXPECT_EQ(terminal_.size(), 2u);
+  }
   spec = Spec("no_such_model", testing::MakeCsv(3), 10);
   EXPECT_EQ(runner.Submit(spec).status().code(), absl::StatusCode::kNotFound);
   spec = Spec("m", testing::MakeCsv(3), 0);

@@ -109,6 +109,18 @@ TEST_P(JobStoreContractTest, CreatedJobReadsBackFieldForField) {
   testing::ExpectSameJob(*got, job);
 }
 
+TEST_P(JobStoreContractTest, SetJobOptionsReplacesOnlyTheOptions) {
+  JobRecord job = MakeJob("job-1", kT0);
+  job.options_json = R"({"format":"csv"})";
+  ASSERT_TRUE(jobs_->CreateJob(job).ok());
+  const std::string found = R"({"format":"csv","header":["id","x"]})";
+  ASSERT_TRUE(jobs_->SetJobOptions("job-1", found).ok());
+  auto got = jobs_->GetJob("job-1");
+  ASSERT_TRUE(got.ok()) << got.status();
+  job.options_json = found;
+  testing::ExpectSameJob(*got, job);
+}
+
 TEST_P(JobStoreContractTest, InfiniteTimesRoundTripExactly) {
   JobRecord job = MakeJob("job-1", absl::InfinitePast());
   job.expires_at = absl::InfiniteFuture();
@@ -162,6 +174,7 @@ TEST_P(JobStoreContractTest, UnknownJobIsNotFoundEverywhere) {
   expect_not_found(jobs_->Transition("nope", {JobState::kValidating},
                                      JobState::kInProgress, kT0));
   expect_not_found(jobs_->AddChunks("nope", MakeChunks(2)));
+  expect_not_found(jobs_->SetJobOptions("nope", "{}"));
   expect_not_found(jobs_->ListChunks("nope").status());
   expect_not_found(queue_->Renew("nope", 0, "w1", kT0));
   expect_not_found(queue_->Complete("nope", 0, "w1", {}));
