@@ -9,6 +9,9 @@ namespace {
 // Observations closer together than this replace each other: frequent polls
 // neither grow the window's memory nor make its rate jumpy.
 constexpr absl::Duration kMinSpacing = absl::Milliseconds(500);
+// A rate over less time than this says more about when the polls fell than
+// about the job (two polls a millisecond apart read "0 records/s").
+constexpr absl::Duration kMinSpan = absl::Seconds(1);
 
 }  // namespace
 
@@ -28,9 +31,9 @@ void ProgressRate::Observe(absl::Time now, int64_t done) {
 
 std::optional<double> ProgressRate::PerSecond() const {
   if (samples_.size() < 2) return std::nullopt;
-  const double seconds =
-      absl::ToDoubleSeconds(samples_.back().first - samples_.front().first);
-  if (seconds <= 0) return std::nullopt;
+  const absl::Duration span = samples_.back().first - samples_.front().first;
+  if (span < kMinSpan) return std::nullopt;
+  const double seconds = absl::ToDoubleSeconds(span);
   const int64_t records =
       std::max<int64_t>(0, samples_.back().second - samples_.front().second);
   return static_cast<double>(records) / seconds;

@@ -24,7 +24,7 @@ class ProgressRate {
   void Observe(absl::Time now, int64_t done);
 
   // Records per second between the oldest observation still spanning the
-  // window and the newest; nullopt until two observations are apart in time.
+  // window and the newest; nullopt until they are a second apart.
   std::optional<double> PerSecond() const;
 
  private:

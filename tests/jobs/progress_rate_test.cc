@@ -12,12 +12,14 @@ absl::Time At(double seconds) {
   return kStart + absl::Milliseconds(static_cast<int64_t>(seconds * 1000));
 }
 
-TEST(ProgressRateTest, UnknownUntilTwoObservationsApartInTime) {
+TEST(ProgressRateTest, UnknownUntilObservationsASecondApart) {
   ProgressRate rate;
   EXPECT_FALSE(rate.PerSecond().has_value());
   rate.Observe(At(0), 0);
   EXPECT_FALSE(rate.PerSecond().has_value());
   rate.Observe(At(0), 10);  // same instant: no time has passed
+  EXPECT_FALSE(rate.PerSecond().has_value());
+  rate.Observe(At(0.9), 10);  // polls close together say little
   EXPECT_FALSE(rate.PerSecond().has_value());
   rate.Observe(At(2), 1000);
   ASSERT_TRUE(rate.PerSecond().has_value());
