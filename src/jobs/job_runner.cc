@@ -19,6 +19,11 @@
 namespace ferry {
 namespace {
 
+// A job's model version: 0 means the newest the model serves.
+std::optional<int64_t> PinnedVersion(int64_t version) {
+  return version > 0 ? std::optional<int64_t>(version) : std::nullopt;
+}
+
 std::string DefaultWorkerId() {
   char host[256] = {};
   if (::gethostname(host, sizeof(host) - 1) != 0) host[0] = '\0';
@@ -72,11 +77,7 @@ absl::StatusOr<JobRecord> JobRunner::Submit(const JobSpec& spec) {
   }
   RETURN_IF_ERROR(ValidateJobOptions(spec.options));
   RETURN_IF_ERROR(
-      models_
-          ->Find(spec.model, spec.model_version > 0
-                                 ? std::optional<int64_t>(spec.model_version)
-                                 : std::nullopt)
-          .status());
+      models_->Find(spec.model, PinnedVersion(spec.model_version)).status());
   const absl::Time now = options_.clock->Now();
   JobRecord job;
   job.id = spec.id.empty() ? NewJobId() : spec.id;
@@ -105,17 +106,18 @@ absl::StatusOr<JobRecord> JobRunner::Submit(const JobSpec& spec) {
   return job;
 }
 
+std::optional<std::string> JobRunner::NextToValidate() {
+  MutexLock lock(&mu_);
+  if (to_validate_.empty()) return std::nullopt;
+  std::string id = std::move(to_validate_.front());
+  to_validate_.pop_front();
+  return id;
+}
+
 void JobRunner::ValidatePending() {
-  while (true) {
-    std::string id;
-    {
-      MutexLock lock(&mu_);
-      if (to_validate_.empty()) return;
-      id = std::move(to_validate_.front());
-      to_validate_.pop_front();
-    }
-    if (absl::Status s = Validate(id); !s.ok()) {
-      FERRY_LOG(kWarning, "job ", id, ": validating: ", s.ToString());
+  while (std::optional<std::string> id = NextToValidate()) {
+    if (absl::Status s = Validate(*id); !s.ok()) {
+      FERRY_LOG(kWarning, "job ", *id, ": validating: ", s.ToString());
     }
   }
 }
@@ -125,9 +127,7 @@ absl::Status JobRunner::Validate(const std::string& id) {
   if (job.state != JobState::kValidating) return absl::OkStatus();
   ASSIGN_OR_RETURN(JobOptions options, JobOptionsFromJson(job.options_json));
   absl::StatusOr<ModelVersionInfo> model =
-      models_->Find(job.model, job.model_version > 0
-                                   ? std::optional<int64_t>(job.model_version)
-                                   : std::nullopt);
+      models_->Find(job.model, PinnedVersion(job.model_version));
   if (!model.ok() && model.status().code() == absl::StatusCode::kUnavailable) {
     return model.status();  // loading: try again later
   }
@@ -176,9 +176,11 @@ absl::Status JobRunner::Validate(const std::string& id) {
       !added.ok() && added.code() != absl::StatusCode::kFailedPrecondition) {
     return added;
   }
-  // Cancelled meanwhile: the housekeeper finishes it.
-  (void)store_->Transition(id, {JobState::kValidating}, JobState::kInProgress,
-                           now);
+  if (absl::Status moved = store_->Transition(id, {JobState::kValidating},
+                                              JobState::kInProgress, now);
+      !moved.ok() && moved.code() != absl::StatusCode::kFailedPrecondition) {
+    return moved;  // FAILED_PRECONDITION: cancelled meanwhile, which is fine
+  }
   MutexLock lock(&mu_);
   wake_.SignalAll();
   return absl::OkStatus();
@@ -193,11 +195,8 @@ absl::StatusOr<JobRecord> JobRunner::SubmitReplay(
                      "; its dead letters are final only when it has ended"));
   }
   ASSIGN_OR_RETURN(JobOptions options, JobOptionsFromJson(job.options_json));
-  ASSIGN_OR_RETURN(
-      ModelVersionInfo model,
-      models_->Find(job.model, job.model_version > 0
-                                   ? std::optional<int64_t>(job.model_version)
-                                   : std::nullopt));
+  ASSIGN_OR_RETURN(ModelVersionInfo model,
+                   models_->Find(job.model, PinnedVersion(job.model_version)));
   InputScan scan;
   scan.format = options.format;
   scan.header = options.header;
@@ -337,22 +336,17 @@ bool JobRunner::Stopping(const std::string& job_id) {
 
 void JobRunner::WorkerLoop(int index) {
   while (true) {
-    std::string validate;
     {
       MutexLock lock(&mu_);
       if (stopping_) return;
-      if (!to_validate_.empty()) {
-        validate = std::move(to_validate_.front());
-        to_validate_.pop_front();
-      }
     }
-    if (!validate.empty()) {
-      absl::Status s = Validate(validate);
+    if (std::optional<std::string> id = NextToValidate()) {
+      absl::Status s = Validate(*id);
       if (s.ok()) continue;
-      FERRY_LOG(kWarning, "job ", validate, ": validating: ", s.ToString(),
+      FERRY_LOG(kWarning, "job ", *id, ": validating: ", s.ToString(),
                 "; trying again");
       MutexLock lock(&mu_);
-      to_validate_.push_back(validate);
+      to_validate_.push_back(*std::move(id));
       if (stopping_) return;
       options_.clock->WaitUntil(&mu_, &wake_,
                                 options_.clock->Now() + options_.poll);
@@ -386,11 +380,8 @@ absl::StatusOr<std::shared_ptr<const JobRunner::Prepared>> JobRunner::Prepare(
   auto p = std::make_shared<Prepared>();
   p->job = job;
   ASSIGN_OR_RETURN(p->options, JobOptionsFromJson(job.options_json));
-  ASSIGN_OR_RETURN(
-      p->model,
-      models_->Find(job.model, job.model_version > 0
-                                   ? std::optional<int64_t>(job.model_version)
-                                   : std::nullopt));
+  ASSIGN_OR_RETURN(p->model,
+                   models_->Find(job.model, PinnedVersion(job.model_version)));
   InputScan scan;
   scan.format = p->options.format;
   scan.header = p->options.header;
@@ -481,9 +472,7 @@ bool JobRunner::RunOneChunk(int worker) {
   exec.records_done = counter.get();
   if (options_.worker_sched_idle) exec.background = SetThreadBackground;
   const std::string model = p.job.model;
-  const std::optional<int64_t> version =
-      p.job.model_version > 0 ? std::optional<int64_t>(p.job.model_version)
-                              : std::nullopt;
+  const std::optional<int64_t> version = PinnedVersion(p.job.model_version);
   InferFn infer = [this, model, version](InferenceRequest request,
                                          InferDone done) {
     models_->Infer(model, version, std::move(request), std::move(done));
@@ -717,6 +706,7 @@ void JobRunner::ReportTerminal(const std::string& id) {
     if (reported_[id]) return;
     reported_[id] = true;
     prepared_.erase(id);
+    rates_.erase(id);
   }
   if (!options_.on_terminal) return;
   absl::StatusOr<JobRecord> job = store_->GetJob(id);

@@ -160,6 +160,8 @@ class JobRunner {
   // The validation pass of a job in state validating (see the file
   // comment); an error means: try again later.
   absl::Status Validate(const std::string& id);
+  // Takes the oldest job waiting for validation, if any.
+  std::optional<std::string> NextToValidate() ABSL_LOCKS_EXCLUDED(mu_);
   void WorkerLoop(int index);
   void HousekeeperLoop();
   // Leases and runs one chunk; false when there was nothing to do.
