@@ -41,19 +41,64 @@ namespace fs = std::filesystem;
 
 struct Latencies {
   Mutex mu;
-  std::vector<double> us ABSL_GUARDED_BY(mu);
+  std::vector<double> us ABSL_GUARDED_BY(mu);       // scheduled → answer
+  std::vector<double> late_us ABSL_GUARDED_BY(mu);  // scheduled → sent
   std::atomic<int64_t> errors{0};
 };
 
 struct Phase {
   double p50 = 0, p99 = 0, p999 = 0;
   int64_t sent = 0, errors = 0;
+  std::string split;  // the batcher's view of the phase (Split)
 };
+
+// `after` minus `before`, bucket by bucket.
+HistogramSnapshot Minus(const HistogramSnapshot& after,
+                        const HistogramSnapshot& before) {
+  HistogramSnapshot d = after;
+  if (before.counts.size() != after.counts.size()) return d;
+  for (size_t i = 0; i < d.counts.size(); ++i) d.counts[i] -= before.counts[i];
+  d.count -= before.count;
+  d.sum -= before.sum;
+  return d;
+}
+
+// Where an online request's time went during a phase, from the batcher's
+// statistics: queue time and enqueue → response at the online level, batch
+// rows and engine time per batch (bucketed, so quantiles are estimates).
+std::string Split(const BatcherStatsSnapshot& before,
+                  const BatcherStatsSnapshot& after) {
+  if (before.levels.empty() || after.levels.empty()) return "";
+  const HistogramSnapshot queue =
+      Minus(after.levels[0].queue_time_us, before.levels[0].queue_time_us);
+  const HistogramSnapshot e2e =
+      Minus(after.levels[0].end_to_end_us, before.levels[0].end_to_end_us);
+  const HistogramSnapshot rows =
+      Minus(after.batch_size_rows, before.batch_size_rows);
+  const HistogramSnapshot compute =
+      Minus(after.compute_time_us, before.compute_time_us);
+  return absl::StrFormat(
+      "    batcher: online queue p50 %.0f p99 %.0f us, enqueue->response p50 "
+      "%.0f p99 %.0f us; %d batches, mean %.1f rows, compute mean %.0f p99 "
+      "%.0f us\n",
+      queue.Quantile(0.5), queue.Quantile(0.99), e2e.Quantile(0.5),
+      e2e.Quantile(0.99), rows.count, rows.Mean(), compute.Mean(),
+      compute.Quantile(0.99));
+}
+
+BatcherStatsSnapshot StatsOf(const ModelManager& manager,
+                             const std::string& model) {
+  absl::StatusOr<std::vector<ModelVersionStatistics>> stats =
+      manager.Statistics(model);
+  if (!stats.ok() || stats->empty()) return {};
+  return stats->front().stats;
+}
 
 // Sends Poisson arrivals at `rate` for `seconds`; waits for every answer.
 Phase RunOnline(ModelManager& manager, const std::string& model, int features,
                 double rate, double seconds, uint64_t seed) {
   auto lat = std::make_shared<Latencies>();
+  const BatcherStatsSnapshot before = StatsOf(manager, model);
   std::mt19937_64 rng(seed);
   std::exponential_distribution<double> gap(rate);
   std::normal_distribution<float> value;
@@ -61,6 +106,7 @@ Phase RunOnline(ModelManager& manager, const std::string& model, int features,
   const auto start = std::chrono::steady_clock::now();
   auto next = start;
   int64_t sent = 0;
+  std::vector<double> call_us;  // time inside Infer, on this thread
   while (true) {
     next += std::chrono::nanoseconds(static_cast<int64_t>(gap(rng) * 1e9));
     if (next - start > std::chrono::duration<double>(seconds)) break;
@@ -71,10 +117,14 @@ Phase RunOnline(ModelManager& manager, const std::string& model, int features,
     r.inputs.push_back(
         *Tensor::FromValues<float>("input__0", {1, features}, std::move(row)));
     const auto scheduled = next;
+    const double late = std::chrono::duration<double, std::micro>(
+                            std::chrono::steady_clock::now() - scheduled)
+                            .count();
     ++outstanding;
     ++sent;
+    const auto call = std::chrono::steady_clock::now();
     manager.Infer(model, std::nullopt, std::move(r),
-                  [lat, scheduled,
+                  [lat, scheduled, late,
                    &outstanding](absl::StatusOr<InferenceResponse> response) {
                     const double us =
                         std::chrono::duration<double, std::micro>(
@@ -84,15 +134,27 @@ Phase RunOnline(ModelManager& manager, const std::string& model, int features,
                     {
                       MutexLock lock(&lat->mu);
                       lat->us.push_back(us);
+                      lat->late_us.push_back(late);
                     }
                     --outstanding;
                   });
+    call_us.push_back(std::chrono::duration<double, std::micro>(
+                          std::chrono::steady_clock::now() - call)
+                          .count());
   }
   while (outstanding.load() > 0) {
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
   }
   Phase p;
   MutexLock lock(&lat->mu);
+  const LatencySummary late = Summarize(&lat->late_us);
+  const LatencySummary in_call = Summarize(&call_us);
+  p.split = absl::StrCat(
+      absl::StrFormat("    sender: late p50 %.0f p99 %.0f us (counted in the "
+                      "latency); Infer call p50 %.0f p99 %.0f max %.0f us\n",
+                      late.p50_us, late.p99_us, in_call.p50_us, in_call.p99_us,
+                      in_call.max_us),
+      Split(before, StatsOf(manager, model)));
   const LatencySummary summary = Summarize(&lat->us);  // sorts in place
   p.p50 = summary.p50_us;
   p.p99 = summary.p99_us;
@@ -139,6 +201,11 @@ int Main(int argc, char** argv) {
   bool sched_idle = false;
   app.add_flag("--worker-sched-idle", sched_idle,
                "job workers under SCHED_IDLE");
+  bool background = true;
+  app.add_option("--offline-background", background,
+                 "offline-only batches run the engine under SCHED_IDLE while "
+                 "online requests are about (as `ferry serve "
+                 "--job-cpu-priority idle`)");
   app.add_option("--record", record, "append the result to this file");
   CLI11_PARSE(app, argc, argv);
   std::string command;
@@ -147,7 +214,9 @@ int Main(int argc, char** argv) {
 
   EngineRegistry engines;
   if (!RegisterXgboostEngine(&engines).ok()) return 1;
-  ModelManager manager(repo, &engines, {});
+  ModelManager::Options mo;
+  mo.offline_background = background;
+  ModelManager manager(repo, &engines, mo);
   if (absl::Status s = manager.Load(model); !s.ok()) {
     std::fprintf(stderr, "%s\n", std::string(s.message()).c_str());
     return 1;
@@ -202,14 +271,14 @@ int Main(int argc, char** argv) {
   const std::string report = absl::StrFormat(
       "online %s, %.0f req/s Poisson, %.0f s per phase (%d cores)\n"
       "  alone:        p50 %.0f us  p99 %.0f us  p99.9 %.0f us  (%d sent, %d "
-      "errors)\n"
+      "errors)\n%s"
       "  with offline: p50 %.0f us  p99 %.0f us  p99.9 %.0f us  (%d sent, %d "
-      "errors)\n"
+      "errors)\n%s"
       "  isolation: online p99 ratio %.2f (%+.0f %%), offline %.0f rows/s%s\n",
       model, rate, seconds, std::thread::hardware_concurrency(), alone.p50,
-      alone.p99, alone.p999, alone.sent, alone.errors, shared.p50, shared.p99,
-      shared.p999, shared.sent, shared.errors, ratio, (ratio - 1) * 100,
-      offline_rps,
+      alone.p99, alone.p999, alone.sent, alone.errors, alone.split, shared.p50,
+      shared.p99, shared.p999, shared.sent, shared.errors, shared.split, ratio,
+      (ratio - 1) * 100, offline_rps,
       finished_early ? " (job ended during the phase: use more --offline-rows)"
                      : "");
   std::fputs(report.c_str(), stdout);

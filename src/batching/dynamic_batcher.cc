@@ -81,13 +81,19 @@ absl::StatusOr<std::unique_ptr<DynamicBatcher>> DynamicBatcher::Create(
   std::unique_ptr<DynamicBatcher> batcher(
       new DynamicBatcher(std::move(owner), std::move(model),
                          std::move(instances), std::move(options), clock));
-  batcher->scheduler_ =
-      std::thread([b = batcher.get()] { b->SchedulerLoop(); });
-  batcher->completer_ =
-      std::thread([b = batcher.get()] { b->CompleterLoop(); });
+  batcher->scheduler_ = std::thread([b = batcher.get()] {
+    SetThreadName(absl::StrCat("sched:", b->model_.name));
+    b->SchedulerLoop();
+  });
+  batcher->completer_ = std::thread([b = batcher.get()] {
+    SetThreadName(absl::StrCat("done:", b->model_.name));
+    b->CompleterLoop();
+  });
   for (size_t i = 0; i < batcher->engines_.size(); ++i) {
-    batcher->instances_.emplace_back(
-        [b = batcher.get(), i] { b->InstanceLoop(static_cast<int>(i)); });
+    batcher->instances_.emplace_back([b = batcher.get(), i] {
+      SetThreadName(absl::StrCat("i", i, ":", b->model_.name));
+      b->InstanceLoop(static_cast<int>(i));
+    });
   }
   return batcher;
 }

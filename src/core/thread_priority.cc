@@ -6,6 +6,7 @@
 
 #include <cstring>
 #include <mutex>
+#include <string>
 #include <thread>
 
 #include "core/logging.h"
@@ -46,6 +47,11 @@ void SetThreadBackground(bool background) {
     FERRY_LOG(kWarning,
               "cannot switch a thread's CPU policy: ", std::strerror(rc));
   }
+}
+
+void SetThreadName(std::string_view name) {
+  const std::string truncated(name.substr(0, 15));
+  pthread_setname_np(pthread_self(), truncated.c_str());
 }
 
 }  // namespace ferry

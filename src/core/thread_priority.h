@@ -6,6 +6,8 @@
 #ifndef FERRY_CORE_THREAD_PRIORITY_H_
 #define FERRY_CORE_THREAD_PRIORITY_H_
 
+#include <string_view>
+
 namespace ferry {
 
 // Whether this process may move a thread to SCHED_IDLE and back to
@@ -17,6 +19,10 @@ bool CanRunInBackground();
 // Moves the calling thread to SCHED_IDLE (true) or back to SCHED_OTHER
 // (false). Does nothing when CanRunInBackground() is false (logged once).
 void SetThreadBackground(bool background);
+
+// Names the calling thread for `top -H`, `ps -L`, perf and gdb: `name`
+// truncated to the kernel's 15 bytes.
+void SetThreadName(std::string_view name);
 
 }  // namespace ferry
 

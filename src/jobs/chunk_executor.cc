@@ -85,8 +85,9 @@ absl::StatusOr<ChunkOutcome> ExecuteChunk(const std::string& input_path,
       return std::uniform_real_distribution<double>(-1.0, 1.0)(*rng);
     };
   }
-  // Lowers the thread's priority for the chunk's own work and restores it on
-  // every way out.
+  // Lowers the thread's priority for the chunk's own work (reading, parsing,
+  // waiting for answers, formatting) and restores it around calls that take
+  // locks the online path or the runner share, and on every way out.
   struct Priority {
     const std::function<void(bool)>& set;
     bool background = false;
@@ -107,12 +108,11 @@ absl::StatusOr<ChunkOutcome> ExecuteChunk(const std::string& input_path,
   // Records are read and parsed a request's worth at a time, each group sent
   // as soon as it is parsed: the model has offline rows to batch within
   // microseconds of the chunk starting, not after the whole chunk is parsed.
+  priority.Background(true);
   std::unique_ptr<RecordReader> reader;
   {
-    priority.Background(true);
     absl::StatusOr<std::unique_ptr<RecordReader>> opened =
         RecordReader::Open(input_path, format, span);
-    priority.Background(false);
     if (!opened.ok()) return opened.status();
     reader = *std::move(opened);
   }
@@ -154,7 +154,6 @@ absl::StatusOr<ChunkOutcome> ExecuteChunk(const std::string& input_path,
   // queues them as a group. Records that do not parse fail at once. A read
   // error, or more records than the validation pass counted, stops the chunk.
   auto parse_group = [&] {
-    priority.Background(true);
     Group group;
     while (group.slots.size() < per_request) {
       absl::StatusOr<std::optional<RawRecord>> raw = reader->Next();
@@ -199,7 +198,6 @@ absl::StatusOr<ChunkOutcome> ExecuteChunk(const std::string& input_path,
         count_done(1);
       }
     }
-    priority.Background(false);
     if (!group.slots.empty()) {
       groups.push_back(std::move(group));
       ready.push_back(groups.size() - 1);
@@ -210,6 +208,7 @@ absl::StatusOr<ChunkOutcome> ExecuteChunk(const std::string& input_path,
     absl::Time now = clock->Now();
     if (now >= next_check) {
       next_check = now + options.keep_alive_every;
+      priority.Background(false);  // the runner's calls take its locks
       if (options.keep_alive) {
         if (absl::Status s = options.keep_alive(); !s.ok()) {
           stopping = true;
@@ -220,6 +219,7 @@ absl::StatusOr<ChunkOutcome> ExecuteChunk(const std::string& input_path,
         stopping = true;
         abandon = absl::CancelledError("the job is stopping");
       }
+      priority.Background(true);
     }
     if (stopping && in_flight == 0) return abandon;
     // Retries that are due join the ready queue.
@@ -252,10 +252,14 @@ absl::StatusOr<ChunkOutcome> ExecuteChunk(const std::string& input_path,
       }
       request->offline = true;
       in_flight += n;
+      // Enqueueing takes the batcher's lock, which the online path shares:
+      // never held at idle priority.
+      priority.Background(false);
       infer(*std::move(request),
             [&mailbox, id](absl::StatusOr<InferenceResponse> response) {
               mailbox.Post(id, std::move(response));
             });
+      priority.Background(true);
     }
     if (stopping && in_flight == 0) return abandon;
     if (input_done && finished == groups.size()) break;
@@ -310,7 +314,6 @@ absl::StatusOr<ChunkOutcome> ExecuteChunk(const std::string& input_path,
   // Every record has its answer: the rest is this chunk's own CPU work.
   // Split groups' records come back as single groups at the end: format the
   // groups in record order, straight into the output.
-  priority.Background(true);
   std::vector<Group*> ordered;
   for (Group& g : groups) {
     if (g.response) ordered.push_back(&g);

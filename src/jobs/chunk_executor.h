@@ -57,9 +57,10 @@ struct ChunkExecutorOptions {
   std::function<bool()> should_stop;
   // Incremented as records finish (succeeded or failed), for progress.
   std::atomic<int64_t>* records_done = nullptr;
-  // Called with true before the chunk is read and parsed (work that touches
-  // no lock of the online path) and with false before its records go to the
-  // model: a runner lowers the thread's CPU priority for the first part only.
+  // Called with true before the chunk's own work (reading, parsing, waiting,
+  // formatting: nothing that takes a lock of the online path) and with false
+  // before each call into `infer`, `keep_alive` or `should_stop` and at the
+  // end: a runner lowers the thread's CPU priority for the first part only.
   std::function<void(bool background)> background;
 };
 

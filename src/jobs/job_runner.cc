@@ -309,9 +309,15 @@ void JobRunner::Start() {
   started_ = true;
   stopping_ = false;
   for (int i = 0; i < options_.parallel_chunks; ++i) {
-    threads_.emplace_back([this, i] { WorkerLoop(i); });
+    threads_.emplace_back([this, i] {
+      SetThreadName(absl::StrCat("job-worker", i));
+      WorkerLoop(i);
+    });
   }
-  threads_.emplace_back([this] { HousekeeperLoop(); });
+  threads_.emplace_back([this] {
+    SetThreadName("job-housekeep");
+    HousekeeperLoop();
+  });
 }
 
 void JobRunner::Stop() {
@@ -487,7 +493,17 @@ bool JobRunner::RunOneChunk(int worker) {
   absl::StatusOr<ChunkOutcome> outcome = ExecuteChunk(
       p.job.input_path, p.options.format, span, *p.codec, infer, exec);
   absl::Status status = outcome.status();
-  if (outcome.ok()) status = WritePart(p, index, chunk->attempts, *outcome);
+  if (outcome.ok()) {
+    // Writing the part files is the chunk's own work too (no lock shared
+    // with the online path): at the chunk's priority.
+    if (exec.background) exec.background(true);
+    status = WritePart(p, index, chunk->attempts, *outcome);
+    // Its memory is freed here too.
+    std::string().swap(outcome->output);
+    std::string().swap(outcome->errors);
+    std::string().swap(outcome->dead_letters);
+    if (exec.background) exec.background(false);
+  }
   if (status.ok()) {
     status = queue_->Complete(job_id, index, wid, outcome->result);
     if (!status.ok()) {

@@ -30,6 +30,7 @@
 #include "boost/beast/http/write.hpp"
 #include "core/logging.h"
 #include "core/mutex.h"
+#include "core/thread_priority.h"
 
 namespace ferry {
 namespace http_internal {
@@ -411,7 +412,8 @@ absl::StatusOr<std::unique_ptr<HttpServer>> HttpServer::Start(
 
   std::unique_ptr<HttpServer> server(new HttpServer(core, port));
   for (int i = 0; i < core->options.io_threads; ++i) {
-    server->threads_.emplace_back([core] {
+    server->threads_.emplace_back([core, i] {
+      SetThreadName(absl::StrCat("http-io", i));
       try {
         core->ioc.run();
       } catch (const std::exception& e) {
