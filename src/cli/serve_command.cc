@@ -103,7 +103,14 @@ absl::StatusOr<std::unique_ptr<JobServices>> MakeJobServices(
       e->output_path = ids.output_file_id;
       e->error_path = ids.error_file_id;
     };
-    j->notifier = std::make_unique<JobNotifier>(j->sender.get(), std::move(n));
+    j->notifier = std::make_unique<JobNotifier>(j->sender.get(), j->store.get(),
+                                                std::move(n));
+    // Jobs that ended just before the previous process stopped, with their
+    // webhook not yet stored; stored ones are still pending in the outbox.
+    if (absl::Status s = j->notifier->Recover(j->store.get()); !s.ok()) {
+      FERRY_LOG(kWarning, "webhooks: finding jobs that ended unannounced: ",
+                s.ToString());
+    }
     handler.webhooks_enabled = true;
   }
   JobRunner::Options r;

@@ -45,4 +45,26 @@ bool IsTerminal(JobState state) {
          state == JobState::kExpired || state == JobState::kCancelled;
 }
 
+absl::string_view WebhookStateName(WebhookState state) {
+  switch (state) {
+    case WebhookState::kPending:
+      return "pending";
+    case WebhookState::kDelivered:
+      return "delivered";
+    case WebhookState::kGaveUp:
+      return "gave_up";
+  }
+  return "unknown";
+}
+
+absl::StatusOr<WebhookState> ParseWebhookState(absl::string_view name) {
+  for (WebhookState state : {WebhookState::kPending, WebhookState::kDelivered,
+                             WebhookState::kGaveUp}) {
+    if (WebhookStateName(state) == name) return state;
+  }
+  return absl::InvalidArgumentError(
+      absl::StrCat("unknown webhook state '", name,
+                   "' (expected pending, delivered or gave_up)"));
+}
+
 }  // namespace ferry

@@ -214,6 +214,43 @@ class WorkQueue {
       absl::string_view worker_prefix) = 0;
 };
 
+// A job's terminal-state webhook, kept from the moment the job ends until it
+// is delivered or given up: a server that stops while a receiver is down
+// sends it after its restart. One per job.
+enum class WebhookState { kPending, kDelivered, kGaveUp };
+// "pending", "delivered", "gave_up".
+absl::string_view WebhookStateName(WebhookState state);
+absl::StatusOr<WebhookState> ParseWebhookState(absl::string_view name);
+
+struct WebhookRecord {
+  std::string job_id;
+  std::string url;
+  std::string body;  // the event as JSON: every attempt sends these bytes
+  WebhookState state = WebhookState::kPending;
+  int attempts = 0;  // made so far
+  absl::Time created_at = absl::InfinitePast();
+  absl::Time next_attempt_at = absl::InfinitePast();  // while pending
+  std::string last_error;  // of the last failed attempt
+};
+
+class WebhookOutbox {
+ public:
+  virtual ~WebhookOutbox() = default;
+
+  // ALREADY_EXISTS if the job has one (a job ends once).
+  virtual absl::Status AddWebhook(const WebhookRecord& webhook) = 0;
+  // NOT_FOUND if the job has none.
+  virtual absl::StatusOr<WebhookRecord> GetWebhook(
+      absl::string_view job_id) = 0;
+  // Pending webhooks, earliest next_attempt_at first (ties by job id), at
+  // most `limit`.
+  virtual absl::StatusOr<std::vector<WebhookRecord>> PendingWebhooks(
+      int limit) = 0;
+  // Stores state, attempts, next_attempt_at and last_error (url, body and
+  // created_at never change). NOT_FOUND if the job has none.
+  virtual absl::Status UpdateWebhook(const WebhookRecord& webhook) = 0;
+};
+
 }  // namespace ferry
 
 #endif  // FERRY_STORAGE_JOB_STORE_H_

@@ -2,6 +2,7 @@
 #include "storage/memory_job_store.h"
 
 #include <algorithm>
+#include <tuple>
 #include <utility>
 
 #include "absl/strings/match.h"
@@ -290,6 +291,60 @@ absl::StatusOr<ChunkProgress> MemoryJobStore::Progress(
   p.leased = job->leased.size();
   p.done = job->chunks.size() - p.pending - p.leased;
   return p;
+}
+
+absl::Status MemoryJobStore::AddWebhook(const WebhookRecord& webhook) {
+  MutexLock lock(&mu_);
+  if (!webhooks_.emplace(webhook.job_id, webhook).second) {
+    return absl::AlreadyExistsError(
+        absl::StrCat("job '", webhook.job_id, "' already has a webhook"));
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<WebhookRecord> MemoryJobStore::GetWebhook(
+    absl::string_view job_id) {
+  MutexLock lock(&mu_);
+  auto it = webhooks_.find(job_id);
+  if (it == webhooks_.end()) {
+    return absl::NotFoundError(
+        absl::StrCat("job '", job_id, "' has no webhook"));
+  }
+  return it->second;
+}
+
+absl::StatusOr<std::vector<WebhookRecord>> MemoryJobStore::PendingWebhooks(
+    int limit) {
+  if (limit < 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("PendingWebhooks: limit is ", limit, " (must be >= 0)"));
+  }
+  MutexLock lock(&mu_);
+  std::vector<WebhookRecord> out;
+  for (const auto& [id, w] : webhooks_) {
+    if (w.state == WebhookState::kPending) out.push_back(w);
+  }
+  std::sort(out.begin(), out.end(),
+            [](const WebhookRecord& a, const WebhookRecord& b) {
+              return std::tie(a.next_attempt_at, a.job_id) <
+                     std::tie(b.next_attempt_at, b.job_id);
+            });
+  if (out.size() > static_cast<size_t>(limit)) out.resize(limit);
+  return out;
+}
+
+absl::Status MemoryJobStore::UpdateWebhook(const WebhookRecord& webhook) {
+  MutexLock lock(&mu_);
+  auto it = webhooks_.find(webhook.job_id);
+  if (it == webhooks_.end()) {
+    return absl::NotFoundError(
+        absl::StrCat("job '", webhook.job_id, "' has no webhook"));
+  }
+  it->second.state = webhook.state;
+  it->second.attempts = webhook.attempts;
+  it->second.next_attempt_at = webhook.next_attempt_at;
+  it->second.last_error = webhook.last_error;
+  return absl::OkStatus();
 }
 
 }  // namespace ferry

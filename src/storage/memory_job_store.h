@@ -26,7 +26,9 @@
 
 namespace ferry {
 
-class MemoryJobStore final : public JobStore, public WorkQueue {
+class MemoryJobStore final : public JobStore,
+                             public WorkQueue,
+                             public WebhookOutbox {
  public:
   MemoryJobStore() = default;
   MemoryJobStore(const MemoryJobStore&) = delete;
@@ -67,6 +69,13 @@ class MemoryJobStore final : public JobStore, public WorkQueue {
   absl::StatusOr<int64_t> ReclaimLeases(
       absl::string_view worker_prefix) override;
 
+  // WebhookOutbox.
+  absl::Status AddWebhook(const WebhookRecord& webhook) override;
+  absl::StatusOr<WebhookRecord> GetWebhook(absl::string_view job_id) override;
+  absl::StatusOr<std::vector<WebhookRecord>> PendingWebhooks(
+      int limit) override;
+  absl::Status UpdateWebhook(const WebhookRecord& webhook) override;
+
  private:
   struct Job {
     JobRecord record;
@@ -86,6 +95,8 @@ class MemoryJobStore final : public JobStore, public WorkQueue {
 
   Mutex mu_;
   std::map<std::string, Job, std::less<>> jobs_ ABSL_GUARDED_BY(mu_);
+  std::map<std::string, WebhookRecord, std::less<>> webhooks_
+      ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace ferry

@@ -17,10 +17,10 @@ using sqlite::ScopedReset;
 using sqlite::Statement;
 using sqlite::Transaction;
 
-// Version 1. Chunks are keyed by (job_id, idx); chunks_by_state lets Lease
-// find a job's lowest pending chunk, and scan its few leased ones, without
-// reading the rest of a large job. State names are stored as text so the file
-// reads well in the sqlite3 shell.
+// Version 2 (1 plus the webhooks table). Chunks are keyed by (job_id, idx);
+// chunks_by_state lets Lease find a job's lowest pending chunk, and scan its
+// few leased ones, without reading the rest of a large job. State names are
+// stored as text so the file reads well in the sqlite3 shell.
 constexpr char kSchema[] = R"sql(
 CREATE TABLE IF NOT EXISTS jobs (
   id TEXT PRIMARY KEY NOT NULL,
@@ -69,6 +69,18 @@ CREATE TABLE IF NOT EXISTS chunks (
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS chunks_by_state
   ON chunks (job_id, state, idx, lease_expiry);
+CREATE TABLE IF NOT EXISTS webhooks (
+  job_id TEXT PRIMARY KEY NOT NULL,
+  url TEXT NOT NULL,
+  body TEXT NOT NULL,
+  state TEXT NOT NULL,
+  attempts INTEGER NOT NULL,
+  created_at INTEGER NOT NULL,
+  next_attempt_at INTEGER NOT NULL,
+  last_error TEXT NOT NULL
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS webhooks_by_state
+  ON webhooks (state, next_attempt_at, job_id);
 )sql";
 
 #define FERRY_JOB_COLUMNS                                                    \
@@ -81,6 +93,9 @@ CREATE INDEX IF NOT EXISTS chunks_by_state
   "job_id, idx, begin_offset, end_offset, first_record, first_line, "        \
   "record_count, state, worker, lease_expiry, attempts, completed, failed, " \
   "compute_seconds"
+#define FERRY_WEBHOOK_COLUMNS                                         \
+  "job_id, url, body, state, attempts, created_at, next_attempt_at, " \
+  "last_error"
 // Orders jobs for listing; both directions use jobs_by_created.
 #define FERRY_NEWEST_FIRST " ORDER BY created_at DESC, id DESC"
 #define FERRY_OLDEST_FIRST " ORDER BY created_at, id"
@@ -144,6 +159,29 @@ absl::StatusOr<ChunkRecord> ChunkFromRow(const Statement& s) {
   return c;
 }
 
+absl::StatusOr<WebhookRecord> WebhookFromRow(const Statement& s) {
+  WebhookRecord w;
+  w.job_id = s.ColumnText(0);
+  w.url = s.ColumnText(1);
+  w.body = s.ColumnText(2);
+  absl::StatusOr<WebhookState> state = ParseWebhookState(s.ColumnText(3));
+  if (!state.ok()) {
+    return absl::DataLossError(
+        absl::StrCat("webhook of job '", w.job_id,
+                     "' in the database: ", state.status().message()));
+  }
+  w.state = *state;
+  w.attempts = static_cast<int>(s.ColumnInt64(4));
+  w.created_at = s.ColumnTime(5);
+  w.next_attempt_at = s.ColumnTime(6);
+  w.last_error = s.ColumnText(7);
+  return w;
+}
+
+absl::Status NoWebhook(absl::string_view job_id) {
+  return absl::NotFoundError(absl::StrCat("job '", job_id, "' has no webhook"));
+}
+
 // Reads every row of a statement whose columns are a job's.
 absl::StatusOr<std::vector<JobRecord>> ReadJobs(Statement& s) {
   ScopedReset reset(&s);
@@ -168,6 +206,7 @@ struct SqliteJobStore::Statements {
   Statement lease_chunk, renew_chunk, complete_chunk, release_chunk;
   Statement reclaim_leases, freeze_chunks;
   Statement sync_full, sync_normal;
+  Statement insert_webhook, get_webhook, pending_webhooks, update_webhook;
 };
 
 SqliteJobStore::SqliteJobStore(std::unique_ptr<sqlite::Database> db,
@@ -312,6 +351,18 @@ absl::Status SqliteJobStore::Init() {
       {&s->freeze_chunks, "freeze chunks",
        "UPDATE chunks SET state = 'pending', worker = '', lease_expiry = ? "
        "WHERE job_id = ? AND state = 'leased'"},
+      {&s->insert_webhook, "insert webhook",
+       "INSERT INTO webhooks (" FERRY_WEBHOOK_COLUMNS
+       ") VALUES (?, ?, ?, ?, ?, ?, ?, ?)"},
+      {&s->get_webhook, "read webhook",
+       "SELECT " FERRY_WEBHOOK_COLUMNS " FROM webhooks WHERE job_id = ?"},
+      {&s->pending_webhooks, "list pending webhooks",
+       "SELECT " FERRY_WEBHOOK_COLUMNS
+       " FROM webhooks WHERE state = 'pending' ORDER BY next_attempt_at, "
+       "job_id LIMIT ?"},
+      {&s->update_webhook, "update webhook",
+       "UPDATE webhooks SET state = ?, attempts = ?, next_attempt_at = ?, "
+       "last_error = ? WHERE job_id = ?"},
       {&s->sync_full, "set synchronous", "PRAGMA synchronous=FULL"},
       {&s->sync_normal, "set synchronous", "PRAGMA synchronous=NORMAL"},
   };
@@ -729,6 +780,78 @@ absl::StatusOr<ChunkProgress> SqliteJobStore::Progress(
     }
   }
   return p;
+}
+
+absl::Status SqliteJobStore::AddWebhook(const WebhookRecord& webhook) {
+  MutexLock lock(&mu_);
+  RETURN_IF_ERROR(SetFullSync(true));
+  ASSIGN_OR_RETURN(Transaction tx, Transaction::Begin(db_.get()));
+  {
+    Statement& s = stmts_->get_webhook;
+    ScopedReset reset(&s);
+    s.Bind(1, webhook.job_id);
+    ASSIGN_OR_RETURN(bool row, s.Step());
+    if (row) {
+      return absl::AlreadyExistsError(
+          absl::StrCat("job '", webhook.job_id, "' already has a webhook"));
+    }
+  }
+  Statement& s = stmts_->insert_webhook;
+  s.Bind(1, webhook.job_id)
+      .Bind(2, webhook.url)
+      .Bind(3, webhook.body)
+      .Bind(4, WebhookStateName(webhook.state))
+      .Bind(5, webhook.attempts)
+      .Bind(6, webhook.created_at)
+      .Bind(7, webhook.next_attempt_at)
+      .Bind(8, webhook.last_error);
+  RETURN_IF_ERROR(s.Run());
+  return tx.Commit();
+}
+
+absl::StatusOr<WebhookRecord> SqliteJobStore::GetWebhook(
+    absl::string_view job_id) {
+  MutexLock lock(&mu_);
+  Statement& s = stmts_->get_webhook;
+  ScopedReset reset(&s);
+  s.Bind(1, job_id);
+  ASSIGN_OR_RETURN(bool row, s.Step());
+  if (!row) return NoWebhook(job_id);
+  return WebhookFromRow(s);
+}
+
+absl::StatusOr<std::vector<WebhookRecord>> SqliteJobStore::PendingWebhooks(
+    int limit) {
+  if (limit < 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("PendingWebhooks: limit is ", limit, " (must be >= 0)"));
+  }
+  MutexLock lock(&mu_);
+  Statement& s = stmts_->pending_webhooks;
+  ScopedReset reset(&s);
+  s.Bind(1, limit);
+  std::vector<WebhookRecord> out;
+  while (true) {
+    ASSIGN_OR_RETURN(bool row, s.Step());
+    if (!row) break;
+    ASSIGN_OR_RETURN(WebhookRecord w, WebhookFromRow(s));
+    out.push_back(std::move(w));
+  }
+  return out;
+}
+
+absl::Status SqliteJobStore::UpdateWebhook(const WebhookRecord& webhook) {
+  MutexLock lock(&mu_);
+  RETURN_IF_ERROR(SetFullSync(true));
+  Statement& s = stmts_->update_webhook;
+  s.Bind(1, WebhookStateName(webhook.state))
+      .Bind(2, webhook.attempts)
+      .Bind(3, webhook.next_attempt_at)
+      .Bind(4, webhook.last_error)
+      .Bind(5, webhook.job_id);
+  RETURN_IF_ERROR(s.Run());
+  if (db_->Changes() == 0) return NoWebhook(webhook.job_id);
+  return absl::OkStatus();
 }
 
 }  // namespace ferry

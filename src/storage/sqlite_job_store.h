@@ -41,10 +41,13 @@
 
 namespace ferry {
 
-class SqliteJobStore final : public JobStore, public WorkQueue {
+class SqliteJobStore final : public JobStore,
+                             public WorkQueue,
+                             public WebhookOutbox {
  public:
   // The schema version this code reads and writes (PRAGMA user_version).
-  static constexpr int kSchemaVersion = 1;
+  // Version 2 added the webhooks table; a version 1 file gains it on open.
+  static constexpr int kSchemaVersion = 2;
 
   struct Options {
     enum class Durability {
@@ -109,6 +112,13 @@ class SqliteJobStore final : public JobStore, public WorkQueue {
       absl::string_view job_id) override;
   absl::StatusOr<int64_t> ReclaimLeases(
       absl::string_view worker_prefix) override;
+
+  // WebhookOutbox.
+  absl::Status AddWebhook(const WebhookRecord& webhook) override;
+  absl::StatusOr<WebhookRecord> GetWebhook(absl::string_view job_id) override;
+  absl::StatusOr<std::vector<WebhookRecord>> PendingWebhooks(
+      int limit) override;
+  absl::Status UpdateWebhook(const WebhookRecord& webhook) override;
 
  private:
   struct Statements;  // the prepared statements, kept for the object's life

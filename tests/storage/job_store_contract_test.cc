@@ -34,12 +34,13 @@ struct Stores {
   std::shared_ptr<void> owner;
   JobStore* jobs;
   WorkQueue* queue;
+  WebhookOutbox* outbox;
 };
 
 template <typename T>
 Stores Wrap(std::unique_ptr<T> store) {
   T* raw = store.get();
-  return {std::shared_ptr<T>(std::move(store)), raw, raw};
+  return {std::shared_ptr<T>(std::move(store)), raw, raw, raw};
 }
 
 struct Implementation {
@@ -55,6 +56,7 @@ class JobStoreContractTest : public ::testing::TestWithParam<Implementation> {
     ASSERT_NE(stores_.jobs, nullptr);
     jobs_ = stores_.jobs;
     queue_ = stores_.queue;
+    outbox_ = stores_.outbox;
   }
 
   // A job in progress with `n` chunks of 10 records.
@@ -94,6 +96,7 @@ class JobStoreContractTest : public ::testing::TestWithParam<Implementation> {
   Stores stores_;
   JobStore* jobs_ = nullptr;
   WorkQueue* queue_ = nullptr;
+  WebhookOutbox* outbox_ = nullptr;
 };
 
 TEST_P(JobStoreContractTest, CreatedJobReadsBackFieldForField) {
@@ -726,6 +729,88 @@ TEST_P(JobStoreContractTest, ConcurrentWorkersCompleteEachChunkOnce) {
   }
 }
 
+WebhookRecord MakeWebhook(const std::string& job_id, absl::Time next) {
+  WebhookRecord w;
+  w.job_id = job_id;
+  w.url = "http://127.0.0.1:9/hook";
+  w.body = absl::StrCat(R"({"id":"evt_)", job_id, R"(","data":"ü\n"})");
+  w.created_at = kT0;
+  w.next_attempt_at = next;
+  return w;
+}
+
+TEST_P(JobStoreContractTest, WebhookReadsBackFieldForField) {
+  WebhookRecord w = MakeWebhook("job-1", kT0 + absl::Microseconds(7));
+  w.attempts = 2;
+  w.last_error = "HTTP 503";
+  ASSERT_TRUE(outbox_->AddWebhook(w).ok());
+  auto got = outbox_->GetWebhook("job-1");
+  ASSERT_TRUE(got.ok()) << got.status();
+  EXPECT_EQ(got->job_id, w.job_id);
+  EXPECT_EQ(got->url, w.url);
+  EXPECT_EQ(got->body, w.body);
+  EXPECT_EQ(got->state, WebhookState::kPending);
+  EXPECT_EQ(got->attempts, 2);
+  EXPECT_EQ(got->created_at, w.created_at);
+  EXPECT_EQ(got->next_attempt_at, w.next_attempt_at);
+  EXPECT_EQ(got->last_error, "HTTP 503");
+}
+
+TEST_P(JobStoreContractTest, OneWebhookPerJob) {
+  ASSERT_TRUE(outbox_->AddWebhook(MakeWebhook("job-1", kT0)).ok());
+  EXPECT_EQ(outbox_->AddWebhook(MakeWebhook("job-1", kT0)).code(),
+            absl::StatusCode::kAlreadyExists);
+  EXPECT_EQ(outbox_->GetWebhook("job-2").status().code(),
+            absl::StatusCode::kNotFound);
+  EXPECT_EQ(outbox_->UpdateWebhook(MakeWebhook("job-2", kT0)).code(),
+            absl::StatusCode::kNotFound);
+}
+
+TEST_P(JobStoreContractTest, PendingWebhooksComeEarliestFirstAndLeaveWhenDone) {
+  ASSERT_TRUE(
+      outbox_->AddWebhook(MakeWebhook("b", kT0 + absl::Seconds(2))).ok());
+  ASSERT_TRUE(
+      outbox_->AddWebhook(MakeWebhook("a", kT0 + absl::Seconds(2))).ok());
+  ASSERT_TRUE(
+      outbox_->AddWebhook(MakeWebhook("c", kT0 + absl::Seconds(1))).ok());
+  auto ids = [&](int limit) {
+    std::vector<std::string> out;
+    auto pending = outbox_->PendingWebhooks(limit);
+    EXPECT_TRUE(pending.ok()) << pending.status();
+    if (pending.ok()) {
+      for (const WebhookRecord& w : *pending) out.push_back(w.job_id);
+    }
+    return out;
+  };
+  EXPECT_THAT(ids(10), ElementsAre("c", "a", "b"));
+  EXPECT_THAT(ids(2), ElementsAre("c", "a"));
+  EXPECT_EQ(outbox_->PendingWebhooks(-1).status().code(),
+            absl::StatusCode::kInvalidArgument);
+
+  // A failed attempt moves it back; delivered and given-up ones leave.
+  WebhookRecord c = *outbox_->GetWebhook("c");
+  c.attempts = 1;
+  c.next_attempt_at = kT0 + absl::Seconds(5);
+  c.last_error = "connection refused";
+  ASSERT_TRUE(outbox_->UpdateWebhook(c).ok());
+  EXPECT_THAT(ids(10), ElementsAre("a", "b", "c"));
+  WebhookRecord a = *outbox_->GetWebhook("a");
+  a.state = WebhookState::kDelivered;
+  a.attempts = 1;
+  ASSERT_TRUE(outbox_->UpdateWebhook(a).ok());
+  WebhookRecord b = *outbox_->GetWebhook("b");
+  b.state = WebhookState::kGaveUp;
+  ASSERT_TRUE(outbox_->UpdateWebhook(b).ok());
+  EXPECT_THAT(ids(10), ElementsAre("c"));
+  EXPECT_EQ(outbox_->GetWebhook("a")->state, WebhookState::kDelivered);
+  EXPECT_EQ(outbox_->GetWebhook("b")->state, WebhookState::kGaveUp);
+  EXPECT_EQ(outbox_->GetWebhook("c")->last_error, "connection refused");
+  // The url and body never change.
+  c.body = "changed";
+  ASSERT_TRUE(outbox_->UpdateWebhook(c).ok());
+  EXPECT_NE(outbox_->GetWebhook("c")->body, "changed");
+}
+
 INSTANTIATE_TEST_SUITE_P(
     AllStores, JobStoreContractTest,
     ::testing::Values(
@@ -738,7 +823,8 @@ INSTANTIATE_TEST_SUITE_P(
                          auto store =
                              SqliteJobStore::Open((dir / "jobs.db").string());
                          EXPECT_TRUE(store.ok()) << store.status();
-                         if (!store.ok()) return {nullptr, nullptr, nullptr};
+                         if (!store.ok())
+                           return {nullptr, nullptr, nullptr, nullptr};
                          return Wrap(std::move(*store));
                        }}),
     [](const ::testing::TestParamInfo<Implementation>& info) {

@@ -284,5 +284,32 @@ TEST_F(SqliteJobStoreTest, SchemaVersionIsRecordedAndANewerOneRefused) {
   EXPECT_THAT(store.status().message(), HasSubstr("99"));
 }
 
+TEST_F(SqliteJobStoreTest, AVersion1FileGainsTheWebhooksTable) {
+  {
+    std::unique_ptr<SqliteJobStore> store = OpenStore();
+    ASSERT_NE(store, nullptr);
+    ASSERT_TRUE(store->CreateJob(MakeJob("job-1", kT0)).ok());
+  }
+  // What version 1 wrote: everything but the webhooks table.
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(DbPath().c_str(), &db), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(db, "DROP TABLE webhooks; PRAGMA user_version = 1",
+                         nullptr, nullptr, nullptr),
+            SQLITE_OK);
+  sqlite3_close(db);
+
+  std::unique_ptr<SqliteJobStore> store = OpenStore();
+  ASSERT_NE(store, nullptr);
+  EXPECT_TRUE(store->GetJob("job-1").ok());
+  WebhookRecord w;
+  w.job_id = "job-1";
+  w.url = "http://127.0.0.1:9/";
+  w.body = "{}";
+  ASSERT_TRUE(store->AddWebhook(w).ok());
+  auto pending = store->PendingWebhooks(10);
+  ASSERT_TRUE(pending.ok()) << pending.status();
+  EXPECT_EQ(pending->size(), 1u);
+}
+
 }  // namespace
 }  // namespace ferry

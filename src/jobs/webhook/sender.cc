@@ -87,6 +87,32 @@ WebhookSender::WebhookSender(Clock* clock, std::string secret,
   FERRY_CHECK(valid.ok(), valid.message());
 }
 
+bool WebhookSender::IsRetryable(const absl::Status& status) {
+  return Retryable(status);
+}
+
+absl::Duration WebhookSender::NextBackoff(int attempt) {
+  return WebhookBackoff(attempt, options_, NextJitterUnit());
+}
+
+absl::Status WebhookSender::Attempt(const std::string& url,
+                                    absl::string_view body) {
+  if (secret_.empty()) {
+    return absl::FailedPreconditionError(
+        "webhook secret is empty: set one in the server config to send "
+        "webhooks");
+  }
+  ASSIGN_OR_RETURN(const WebhookUrl parsed, ParseWebhookUrl(url));
+  const HttpHeaders headers = {
+      {std::string(kWebhookSignatureHeader),
+       SignWebhook(secret_, body, absl::ToUnixSeconds(clock_->Now()))}};
+  const absl::StatusOr<int> code = post_(url, body, headers, options_.http);
+  if (code.ok() && *code >= 200 && *code <= 299) return absl::OkStatus();
+  if (!code.ok()) return code.status();
+  return absl::UnavailableError(
+      absl::StrCat("POST ", parsed.display, ": HTTP ", *code));
+}
+
 absl::Status WebhookSender::Deliver(const std::string& url,
                                     const WebhookEvent& event) {
   if (secret_.empty()) {
@@ -103,15 +129,9 @@ absl::Status WebhookSender::Deliver(const std::string& url,
   absl::Status last;
   for (int attempt = 1;; ++attempt) {
     if (stopped()) return Abandoned(what, attempt - 1, last);
-    const HttpHeaders headers = {
-        {std::string(kWebhookSignatureHeader),
-         SignWebhook(secret_, body, absl::ToUnixSeconds(clock_->Now()))}};
-    const absl::StatusOr<int> code = post_(url, body, headers, options_.http);
-    if (code.ok() && *code >= 200 && *code <= 299) return absl::OkStatus();
-    if (!code.ok() && !Retryable(code.status())) return code.status();
-    last = code.ok() ? absl::UnavailableError(absl::StrCat(
-                           "POST ", parsed.display, ": HTTP ", *code))
-                     : code.status();
+    last = Attempt(url, body);
+    if (last.ok()) return last;
+    if (!Retryable(last)) return last;
     FERRY_LOG(kWarning, what, ": attempt ", attempt,
               " failed: ", last.message());
     const absl::Time now = clock_->Now();

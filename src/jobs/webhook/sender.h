@@ -9,10 +9,11 @@
 // injected Clock, so tests drive the 24 hours with a FakeClock; the HTTP
 // timeout of each attempt is real time (see http_post.h).
 //
-// Who calls it: the job runner, on a thread of its own per delivery (Deliver
-// blocks for as long as the receiver keeps failing). Deliver and Stop are
-// safe for concurrent use. The Clock must outlive the sender, and the sender
-// must outlive every Deliver call (its mutex is handed to the clock).
+// Who calls it: JobNotifier, one Attempt at a time (it keeps the retry
+// schedule in the job store, so a restart resumes it); Deliver runs the whole
+// schedule in one blocking call, for callers without a store. Deliver and Stop
+// are safe for concurrent use. The Clock must outlive the sender, and the
+// sender must outlive every Deliver call (its mutex is handed to the clock).
 #ifndef FERRY_JOBS_WEBHOOK_SENDER_H_
 #define FERRY_JOBS_WEBHOOK_SENDER_H_
 
@@ -86,6 +87,19 @@ class WebhookSender {
   // attempt's error.
   absl::Status Deliver(const std::string& url, const WebhookEvent& event)
       ABSL_LOCKS_EXCLUDED(mu_);
+
+  // One attempt, without retrying: POSTs `body` (an event's JSON) to `url`,
+  // signed for the current time. OK when the receiver answers 2xx;
+  // UNAVAILABLE (another HTTP status, no connection) or DEADLINE_EXCEEDED (the
+  // attempt timed out) for failures worth another attempt (IsRetryable);
+  // INVALID_ARGUMENT for a bad URL, FAILED_PRECONDITION for an empty secret
+  // and any other error of the post function for ones that are not.
+  absl::Status Attempt(const std::string& url, absl::string_view body);
+  static bool IsRetryable(const absl::Status& status);
+  // The wait after the `attempt`-th failure (WebhookBackoff with a fresh
+  // jitter draw).
+  absl::Duration NextBackoff(int attempt) ABSL_LOCKS_EXCLUDED(mu_);
+  const WebhookSenderOptions& options() const { return options_; }
 
   // Abandons every current and later Deliver: waits between attempts end at
   // once and no new attempt starts. An attempt in flight runs to its own
