@@ -310,8 +310,20 @@ class CsvCodec : public RecordCodec {
   friend absl::StatusOr<std::unique_ptr<RecordCodec>> internal::CreateCsvCodec(
       const ModelOptions&, const InputScan&, const CsvOptions&);
 
+  // The record's id for an error line: the parsed one, else (a record that
+  // did not parse) its id column when that much of the line splits, else its
+  // record number.
   std::string IdOf(const RawRecord& raw, absl::string_view id) const {
-    return id.empty() ? absl::StrCat(raw.number) : std::string(id);
+    if (!id.empty()) return std::string(id);
+    if (id_column_ >= 0) {
+      CsvFields fields;
+      std::string storage;
+      if (SplitCsvFields(raw.text, &storage, &fields).ok() &&
+          id_column_ < static_cast<int>(fields.size())) {
+        return std::string(fields[id_column_]);
+      }
+    }
+    return absl::StrCat(raw.number);
   }
 
   std::vector<std::string> header_;

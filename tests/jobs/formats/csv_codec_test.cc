@@ -541,5 +541,27 @@ TEST(CsvCodecTest, ErrorAndDeadLetterLines) {
   EXPECT_EQ(*record, raw.text);
 }
 
+TEST(CsvCodecTest, AnUnparsedRecordsErrorLineCarriesItsIdColumn) {
+  CsvOptions csv;
+  csv.id_column = "id";
+  auto codec = MustCreate(kThreeFloats, Header({"f0", "id", "f1", "f2"}), csv);
+  ASSERT_NE(codec, nullptr);
+  const RawRecord bad_value = Raw("1,txn-42,oops,3", 16, 17);
+  ASSERT_FALSE(codec->Parse(bad_value).ok());
+  std::string out;
+  codec->AppendError(bad_value, "", "invalid_record",
+                     absl::InvalidArgumentError("bad"), 0, &out);
+  EXPECT_THAT(out, HasSubstr("\"id\":\"txn-42\""));
+  // Too few fields to reach the id column, or an unsplittable line: the
+  // record number.
+  out.clear();
+  codec->AppendError(Raw("1", 20, 21), "", "invalid_record",
+                     absl::InvalidArgumentError("bad"), 0, &out);
+  codec->AppendError(Raw("1,\"open", 21, 22), "", "invalid_record",
+                     absl::InvalidArgumentError("bad"), 0, &out);
+  EXPECT_THAT(out, HasSubstr("\"id\":\"20\""));
+  EXPECT_THAT(out, HasSubstr("\"id\":\"21\""));
+}
+
 }  // namespace
 }  // namespace ferry
