@@ -221,8 +221,8 @@ absl::StatusOr<int> Run(const JobsCommandOptions& o, std::ostream& out,
     if (a == "submit") {
       if (o.input.empty() == o.upload.empty()) {
         return absl::InvalidArgumentError(
-            "give exactly one of --input (a path on the server) and --file "
-            "(a local file to upload)");
+            "give exactly one of --input (a path on the server, or a URL it "
+            "downloads) and --file (a local file to upload)");
       }
       ASSIGN_OR_RETURN(std::string request, SubmitBody(o));
       ASSIGN_OR_RETURN(body, Call(o, "POST", "/v1/jobs", request));
@@ -320,7 +320,9 @@ CLI::App* AddJobsCommand(CLI::App& app, JobsCommandOptions* o) {
   submit->add_option("--model", o->model, "Model name")->required();
   submit->add_option("--version", o->version, "Model version");
   submit->add_option("--input", o->input,
-                     "Input path on the server (under a --data-root)");
+                     "Input path on the server (under a --data-root), or an "
+                     "http(s) URL the server downloads (under an "
+                     "--input-url-prefix)");
   submit->add_option("--file", o->upload, "A local input file to upload");
   submit->add_option("--output", o->output,
                      "Output path on the server (under a --data-root; default: "

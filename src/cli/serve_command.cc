@@ -23,6 +23,7 @@
 #include "jobs/files.h"
 #include "jobs/job_notifier.h"
 #include "jobs/job_runner.h"
+#include "jobs/webhook/http_post.h"
 #include "jobs/webhook/webhook.h"
 #include "metrics/collect.h"
 #include "metrics/prometheus_text.h"
@@ -88,6 +89,14 @@ absl::StatusOr<std::unique_ptr<JobServices>> MakeJobServices(
   handler.state_dir = state;
   ASSIGN_OR_RETURN(handler.data_roots,
                    DataRoots::Create(o.data_roots, {state}));
+  for (const std::string& prefix : o.input_url_prefixes) {
+    if (absl::Status s = ParseWebhookUrl(prefix).status(); !s.ok()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--input-url-prefix '", prefix,
+                       "': expected http://host[:port][/path] or https://…"));
+    }
+  }
+  handler.input_url_prefixes = o.input_url_prefixes;
   handler.price_per_instance_hour = o.price_per_instance_hour;
   handler.max_pending = o.job_api_max_pending;
   if (!o.webhook_secret_file.empty()) {
@@ -122,6 +131,11 @@ absl::StatusOr<std::unique_ptr<JobServices>> MakeJobServices(
   r.parallel_chunks = o.job_workers;
   // Jobs read and parse their chunks with CPU time nothing else wants.
   r.worker_sched_idle = o.job_cpu_priority == "idle";
+  r.fetch_input = [](const std::string& url, const std::string& path) {
+    HttpPostOptions http;
+    http.timeout = absl::Seconds(30);  // connecting, then each silence
+    return HttpDownload(url, path, http).status();
+  };
   r.on_terminal = [files = j->files.get(),
                    notifier = j->notifier.get()](const JobRecord& job) {
     RegisterJobResults(*files, job);
@@ -176,6 +190,10 @@ CLI::App* AddServeCommand(CLI::App& app, ServeCommandOptions* options) {
                   "Directory native jobs may read inputs from and write "
                   "outputs to (repeatable; default: none)")
       ->check(CLI::ExistingDirectory);
+  cmd->add_option("--input-url-prefix", options->input_url_prefixes,
+                  "A native job's input may be an http(s) URL that starts "
+                  "with this prefix; the server downloads it before "
+                  "validating (repeatable; default: none)");
   cmd->add_option("--webhook-secret-file", options->webhook_secret_file,
                   "File holding the HMAC secret that signs job webhooks "
                   "(default: webhooks refused)")

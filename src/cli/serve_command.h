@@ -32,10 +32,11 @@ struct ServeCommandOptions {
   // The job API (/v1): jobs.db, parts/ and files/ live in state_dir, which
   // one server at a time may use (a lock file).
   std::string state_dir = "ferry-state";
-  std::vector<std::string> data_roots;    // where native jobs may read/write
-  std::string webhook_secret_file;        // empty: no webhooks
-  int job_workers = 1;                    // chunks processed at once
-  int job_api_max_pending = 64;           // /v1 requests queued at most
+  std::vector<std::string> data_roots;  // where native jobs may read/write
+  std::vector<std::string> input_url_prefixes;  // URLs jobs may download
+  std::string webhook_secret_file;              // empty: no webhooks
+  int job_workers = 1;                          // chunks processed at once
+  int job_api_max_pending = 64;                 // /v1 requests queued at most
   std::string job_cpu_priority = "idle";  // idle | normal (see docs/jobs.md)
   double price_per_instance_hour = 0;     // for job costs
   size_t max_upload_bytes = size_t{256} << 20;

@@ -279,23 +279,29 @@ std::optional<std::string> FileStore::UploadedIdOf(const fs::path& path) const {
 
 JobResultFiles RegisterJobResults(FileStore& files, const JobRecord& job) {
   JobResultFiles out;
-  if (!IsTerminal(job.state) ||
-      fs::path(job.output_path).parent_path() != files.dir()) {
-    return out;
-  }
-  auto one = [&](const std::string& path, absl::string_view role) {
+  if (!IsTerminal(job.state)) return out;
+  auto one = [&](const std::string& path, absl::string_view role,
+                 absl::string_view purpose) {
     std::error_code ec;
     if (path.empty() || !fs::is_regular_file(path, ec) ||
         fs::file_size(path, ec) == 0 || ec) {
       return std::string();
     }
-    absl::StatusOr<StoredFile> f = files.Register(
-        path, fs::path(path).filename().string(), kFilePurposeBatchOutput,
-        absl::StrCat(job.id, "/", role));
+    absl::StatusOr<StoredFile> f =
+        files.Register(path, fs::path(path).filename().string(), purpose,
+                       absl::StrCat(job.id, "/", role));
     return f.ok() ? f->id : std::string();
   };
-  out.output_file_id = one(job.output_path, "output");
-  out.error_file_id = one(job.error_path, "errors");
+  // An input the server downloaded (`<job id>-input.<format>` in the files
+  // directory) becomes a file too, so that it can be listed and deleted.
+  const fs::path input(job.input_path);
+  if (input.parent_path() == files.dir() &&
+      absl::StartsWith(input.filename().string(), job.id + "-input.")) {
+    one(job.input_path, "input", kFilePurposeBatch);
+  }
+  if (fs::path(job.output_path).parent_path() != files.dir()) return out;
+  out.output_file_id = one(job.output_path, "output", kFilePurposeBatchOutput);
+  out.error_file_id = one(job.error_path, "errors", kFilePurposeBatchOutput);
   return out;
 }
 

@@ -115,8 +115,10 @@ struct JobResultFiles {
 // For a terminal job whose output lies in `files`' directory (every Batch API
 // job, and native jobs submitted without an output path): registers its
 // output and error files (those that exist and are not empty) as
-// "batch_output" files and returns their ids. Idempotent: the ids derive from
-// the job id. Nothing for other jobs, or while the job runs.
+// "batch_output" files and returns their ids. An input the server downloaded
+// for the job (`<job id>-input.<format>` there) becomes a "batch" file, so it
+// can be listed and deleted. Idempotent: the ids derive from the job id.
+// Nothing while the job runs.
 JobResultFiles RegisterJobResults(FileStore& files, const JobRecord& job);
 
 }  // namespace ferry

@@ -133,6 +133,7 @@ std::string JobOptionsToJson(const JobOptions& o) {
   if (o.run_window) w.Key("run_window").String(FormatRunWindow(*o.run_window));
   w.Key("time_zone").String(o.time_zone);
   w.Key("webhook_url").String(o.webhook_url);
+  if (!o.input_url.empty()) w.Key("input_url").String(o.input_url);
   w.Key("metadata").BeginObject();
   for (const auto& [k, v] : o.metadata) w.Key(k).String(v);
   w.EndObject();
@@ -219,6 +220,8 @@ absl::StatusOr<JobOptions> JobOptionsFromJson(absl::string_view json) {
       ASSIGN_OR_RETURN(o.time_zone, text());
     } else if (key == "webhook_url") {
       ASSIGN_OR_RETURN(o.webhook_url, text());
+    } else if (key == "input_url") {
+      ASSIGN_OR_RETURN(o.input_url, text());
     } else if (key == "metadata") {
       object md;
       if (v.get_object().get(md) != simdjson::SUCCESS) {

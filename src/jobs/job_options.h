@@ -51,6 +51,9 @@ struct JobOptions {
   std::optional<RunWindow> run_window;
   std::string time_zone;  // IANA name for run_window; empty: local time
   std::string webhook_url;
+  // An http(s) URL the input is downloaded from (to the job's input_path)
+  // before validation; empty: the input is a local file.
+  std::string input_url;
   std::vector<std::pair<std::string, std::string>> metadata;
   // The OpenAI Batch API's endpoint field ("/v2/models/<m>/infer"); empty for
   // jobs submitted natively or by `ferry run`.

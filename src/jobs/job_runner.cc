@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <fstream>
 #include <random>
 #include <system_error>
@@ -17,6 +18,7 @@
 #include "jobs/files.h"
 
 namespace ferry {
+namespace fs = std::filesystem;
 namespace {
 
 // A job's model version: 0 means the newest the model serves.
@@ -114,6 +116,42 @@ std::optional<std::string> JobRunner::NextToValidate() {
   return id;
 }
 
+absl::Status JobRunner::FetchInput(const std::string& url,
+                                   const std::string& path) {
+  // Fetched once: a restart during validation finds the file in place.
+  std::error_code ec;
+  if (fs::is_regular_file(path, ec)) return absl::OkStatus();
+  if (!options_.fetch_input) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("input_url: this runner does not download inputs"));
+  }
+  // Into a temporary name first: a partial download never reads as the
+  // input.
+  const std::string partial = path + ".download";
+  absl::Status s;
+  for (int attempt = 1; attempt <= 3; ++attempt) {
+    s = options_.fetch_input(url, partial);
+    if (s.ok() || !(absl::IsUnavailable(s) || absl::IsDeadlineExceeded(s))) {
+      break;
+    }
+    if (attempt < 3) {
+      options_.clock->SleepFor(absl::Seconds(attempt));
+    }
+  }
+  if (s.ok()) {
+    fs::rename(partial, path, ec);
+    if (ec) {
+      s = absl::InternalError(absl::StrCat(
+          "input_url: moving the download to '", path, "': ", ec.message()));
+    }
+  }
+  if (!s.ok()) {
+    fs::remove(partial, ec);
+    return absl::Status(s.code(), absl::StrCat("input_url: ", s.message()));
+  }
+  return absl::OkStatus();
+}
+
 void JobRunner::ValidatePending() {
   while (std::optional<std::string> id = NextToValidate()) {
     if (absl::Status s = Validate(*id); !s.ok()) {
@@ -134,6 +172,9 @@ absl::Status JobRunner::Validate(const std::string& id) {
   // The validation pass: the whole file is read once, counted and cut into
   // chunks, and the column mapping is checked against the model.
   absl::Status invalid = model.status();
+  if (invalid.ok() && !options.input_url.empty()) {
+    invalid = FetchInput(options.input_url, job.input_path);
+  }
   absl::StatusOr<InputScan> scan = absl::UnknownError("not scanned");
   if (invalid.ok()) {
     scan = ScanInput(job.input_path, options.format, options.chunk_records);

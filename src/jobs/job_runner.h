@@ -103,6 +103,12 @@ class JobRunner {
     bool worker_sched_idle = false;
     // Told about every job that reaches a terminal state (once per runner).
     std::function<void(const JobRecord&)> on_terminal;
+    // Downloads a job's input_url to a local path (HttpDownload in `ferry
+    // serve`); UNAVAILABLE or DEADLINE_EXCEEDED are tried again (3 attempts,
+    // 1 s then 2 s apart), anything else fails the job. Unset: jobs with an
+    // input_url fail validation.
+    std::function<absl::Status(const std::string& url, const std::string& path)>
+        fetch_input;
   };
 
   JobRunner(JobStore* store, WorkQueue* queue, ModelManager* models,
@@ -160,6 +166,8 @@ class JobRunner {
   // The validation pass of a job in state validating (see the file
   // comment); an error means: try again later.
   absl::Status Validate(const std::string& id);
+  // Downloads a job's input_url to its input_path, unless already there.
+  absl::Status FetchInput(const std::string& url, const std::string& path);
   // Takes the oldest job waiting for validation, if any.
   std::optional<std::string> NextToValidate() ABSL_LOCKS_EXCLUDED(mu_);
   void WorkerLoop(int index);

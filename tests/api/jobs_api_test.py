@@ -39,6 +39,8 @@ REPO = None
 DATA = None  # the main server's data root
 SERVER = None
 URL = None
+FILES = None
+FILES_URL = None
 SECRET = b"whsec_jobs_api_test"
 MAX_UPLOAD = 4 << 20
 MAX_BODY = 1 << 20
@@ -188,6 +190,27 @@ class WebhookReceiver:
         with self.cv:
             self.cv.wait_for(lambda: len(self.requests) >= n, timeout=timeout)
             return list(self.requests)
+
+    def close(self):
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+
+class FileServer:
+    """Serves a directory over http on loopback (inputs given by URL)."""
+
+    def __init__(self, directory):
+        class Handler(http.server.SimpleHTTPRequestHandler):
+            def __init__(self, *args, **kw):
+                super().__init__(*args, directory=directory, **kw)
+
+            def log_message(self, *args):
+                pass
+
+        self.httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+        self.thread.start()
+        self.url = "http://127.0.0.1:%d" % self.httpd.server_address[1]
 
     def close(self):
         self.httpd.shutdown()
@@ -589,6 +612,53 @@ class NativeJobTest(unittest.TestCase):
             got = f.read()
         self.assertEqual(got, ferry_run(inp, os.path.join(TMP, "native.ref.csv")))
 
+    def test_an_input_url_is_downloaded_then_scored_like_the_local_file(self):
+        inp = os.path.join(DATA, "remote.csv")
+        write_csv(inp, 3000)
+        url = "%s/remote.csv?sig=s3cr3t" % FILES_URL
+        r = post("/v1/jobs", {"model": "fraud_xgb", "input": url, "id_column": "id",
+                              "chunk_size": 700})
+        self.assertEqual(r.status_code, 200, r.text)
+        job = r.json()
+        self.assertEqual(job["input_url"], FILES_URL + "/remote.csv?...")  # query hidden
+        self.assertEqual(job["format"], "csv")
+        self.assertEqual(wait_validated("jobs", job["id"])["request_counts"]["total"], 3000)
+        done = wait_terminal("jobs", job["id"])
+        self.assertEqual(done["status"], "completed", done)
+        got = requests.get("%s/v1/files/%s/content" % (URL, done["output_file_id"]),
+                           timeout=60).content
+        self.assertEqual(got, ferry_run(inp, os.path.join(TMP, "remote.ref.csv")))
+        # The downloaded copy is a file of the API now: listed, deletable.
+        files = get("/v1/files?purpose=batch").json()["data"]
+        copies = [f for f in files if f["filename"] == job["id"] + "-input.csv"]
+        self.assertEqual(len(copies), 1, files)
+        self.assertEqual(copies[0]["bytes"], os.path.getsize(inp))
+        self.assertEqual(requests.delete(URL + "/v1/files/" + copies[0]["id"],
+                                         timeout=60).status_code, 200)
+
+    def test_input_urls_are_confined_and_failures_named(self):
+        base = {"model": "fraud_xgb", "id_column": "id"}
+        # Outside the allowed prefix, a prefix that only shares characters,
+        # dot segments, another scheme.
+        port = FILES_URL.rsplit(":", 1)[1]
+        for url, code, words in [
+                ("http://127.0.0.2:%s/remote.csv" % port, 403, "allowed URL prefixes"),
+                ("https://example.com/x.csv", 403, "allowed URL prefixes"),
+                # The prefix http://127.0.0.3:1/data allows /data/..., not /database.
+                ("http://127.0.0.3:1/database.csv", 403, "allowed URL prefixes"),
+                (FILES_URL + "/a/../remote.csv", 400, "'..' segment"),
+                (FILES_URL + "/a/%2E%2e/remote.csv", 400, "'..' segment"),
+                ("ftp://127.0.0.1/x.csv", 400, "file:// URLs")]:
+            r = post("/v1/jobs", dict(base, input=url))
+            self.assertEqual(r.status_code, code, (url, r.text))
+            self.assertIn(words, error_of(r), url)
+        # A missing file: the job fails with the server's answer.
+        r = post("/v1/jobs", dict(base, input=FILES_URL + "/missing.csv"))
+        self.assertEqual(r.status_code, 200, r.text)
+        done = wait_terminal("jobs", r.json()["id"])
+        self.assertEqual(done["status"], "failed", done)
+        self.assertIn("HTTP 404", json.dumps(done["errors"]))
+
     def test_uploaded_csv_without_output_becomes_a_file(self):
         text = "id,x_0,x_1\n" + "".join("r%d,%d,0.5\n" % (i, i) for i in range(10))
         f = upload(text, "rows.csv").json()
@@ -627,7 +697,7 @@ class NativeJobTest(unittest.TestCase):
             self.assertEqual(r.status_code, 403, (body, r.text))
             self.assertIn("%s '%s'" % (field, body[field]), error_of(r))
         self.assertFalse(os.path.exists(os.path.join(outside, "o.csv")))
-        for location, needle in (("https://example.com/x.csv",
+        for location, needle in (("s3://bucket/x.csv",
                                   "only local paths and file:// URLs are supported"),
                                  ("relative.csv", "absolute path")):
             r = post("/v1/jobs", {"model": "fraud_xgb", "input": location})
@@ -933,7 +1003,7 @@ def write_identity_model(name, config):
 
 
 def setUpModule():
-    global TMP, REPO, DATA, SERVER, URL
+    global TMP, REPO, DATA, SERVER, URL, FILES, FILES_URL
     TMP = tempfile.mkdtemp(prefix="ferry-jobs-api-test-")
     REPO = os.path.join(TMP, "repo")
     subprocess.run([os.path.join(SOURCE_DIR, "tools", "make-example-models"), REPO,
@@ -945,7 +1015,11 @@ def setUpModule():
     secret = os.path.join(TMP, "webhook-secret")
     with open(secret, "wb") as f:
         f.write(SECRET + b"\n")
+    FILES = FileServer(DATA)
+    FILES_URL = FILES.url
     SERVER = Server(os.path.join(TMP, "state-main"), "--data-root", DATA,
+                    "--input-url-prefix", FILES_URL,
+                    "--input-url-prefix", "http://127.0.0.3:1/data",
                     "--webhook-secret-file", secret, "--job-workers", "2",
                     "--max-body-bytes", str(MAX_BODY), "--max-upload-bytes", str(MAX_UPLOAD),
                     "--price-per-instance-hour", "3.6")
@@ -954,6 +1028,8 @@ def setUpModule():
 
 def tearDownModule():
     try:
+        if FILES is not None:
+            FILES.close()
         if SERVER is not None:
             SERVER.stop_checked()
     finally:

@@ -164,6 +164,8 @@ void WriteJobObject(const JobView& v, JsonWriter& w) {
   // The URL's query often holds a token: show it as the sender logs it.
   absl::StatusOr<WebhookUrl> url = ParseWebhookUrl(v.options.webhook_url);
   StringOrNull(w, "webhook_url", url.ok() ? url->display : "");
+  absl::StatusOr<WebhookUrl> input_url = ParseWebhookUrl(v.options.input_url);
+  StringOrNull(w, "input_url", input_url.ok() ? input_url->display : "");
   StringOrNull(w, "replay_of", v.options.replay_of);
   w.EndObject();
 }

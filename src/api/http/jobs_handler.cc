@@ -10,8 +10,11 @@
 #include <vector>
 
 #include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_replace.h"
 #include "absl/strings/str_split.h"
 #include "api/http/job_objects.h"
 #include "api/http/job_requests.h"
@@ -591,7 +594,12 @@ absl::StatusOr<std::string> JobsHandler::CreateJob(const std::string& body) {
   const std::string& input_file_id = request.input_file_id;
   const std::string& output = request.output;
   std::string format_hint;  // the name whose extension tells the format
-  if (!input.empty()) {
+  spec.id = NewJobId();
+  if (IsHttpUrl(input)) {
+    ASSIGN_OR_RETURN(const WebhookUrl url, CheckInputUrl(input));
+    o.input_url = input;
+    format_hint = url.target.substr(0, url.target.find('?'));
+  } else if (!input.empty()) {
     ASSIGN_OR_RETURN(fs::path p, options_.data_roots.Resolve("input", input));
     spec.input_path = p.string();
     format_hint = spec.input_path;
@@ -617,8 +625,11 @@ absl::StatusOr<std::string> JobsHandler::CreateJob(const std::string& body) {
         "webhook_url: this server sends no webhooks; start ferry serve "
         "with --webhook-secret-file FILE");
   }
-  spec.id = NewJobId();
   const std::string ext(RecordFormatName(o.format));
+  if (!o.input_url.empty()) {
+    // Downloaded there by the validation pass; deleted with the job's files.
+    spec.input_path = FilesPath(absl::StrCat(spec.id, "-input.", ext)).string();
+  }
   if (!output.empty()) {
     ASSIGN_OR_RETURN(fs::path p, options_.data_roots.Resolve("output", output));
     spec.output_path = p.string();
@@ -634,6 +645,54 @@ absl::StatusOr<std::string> JobsHandler::CreateJob(const std::string& body) {
   JsonWriter w(&out);
   WriteJob(job, /*batch=*/false, w);
   return out;
+}
+
+bool JobsHandler::IsHttpUrl(absl::string_view input) {
+  return absl::StartsWithIgnoreCase(input, "http://") ||
+         absl::StartsWithIgnoreCase(input, "https://");
+}
+
+absl::StatusOr<WebhookUrl> JobsHandler::CheckInputUrl(
+    const std::string& input) const {
+  absl::StatusOr<WebhookUrl> url = ParseWebhookUrl(input);
+  if (!url.ok()) {
+    // The parser speaks of webhooks; this is an input.
+    std::string message(url.status().message());
+    absl::StrReplaceAll({{"webhook URL", "URL"}}, &message);
+    return absl::InvalidArgumentError(absl::StrCat("input: ", message));
+  }
+  if (options_.input_url_prefixes.empty()) {
+    return absl::PermissionDeniedError(absl::StrCat(
+        "input '", url->display,
+        "': this server downloads no inputs; start ferry serve with "
+        "--input-url-prefix PREFIX to allow URLs that start with PREFIX"));
+  }
+  // No "." or ".." path segments (percent-encoded or not): the server may
+  // resolve them and leave the prefix.
+  std::string path = url->target.substr(0, url->target.find('?'));
+  absl::StrReplaceAll({{"%2e", "."}, {"%2E", "."}}, &path);
+  for (absl::string_view segment : absl::StrSplit(path, '/')) {
+    if (segment == "." || segment == "..") {
+      return absl::InvalidArgumentError(
+          absl::StrCat("input '", url->display,
+                       "': the URL path has a '.' or '..' segment"));
+    }
+  }
+  for (const std::string& prefix : options_.input_url_prefixes) {
+    if (!absl::StartsWith(input, prefix)) continue;
+    // The prefix must end at a boundary: http://host does not allow
+    // http://host.example.com/.
+    const absl::string_view rest =
+        absl::string_view(input).substr(prefix.size());
+    if (absl::EndsWith(prefix, "/") || rest.empty() || rest[0] == '/' ||
+        rest[0] == '?') {
+      return url;
+    }
+  }
+  return absl::PermissionDeniedError(
+      absl::StrCat("input '", url->display,
+                   "' starts with none of the allowed URL prefixes (",
+                   absl::StrJoin(options_.input_url_prefixes, ", "), ")"));
 }
 
 absl::StatusOr<std::string> JobsHandler::ReplayDeadLetters(

@@ -25,6 +25,7 @@
 #include <atomic>
 #include <filesystem>
 #include <string>
+#include <vector>
 
 #include "absl/functional/any_invocable.h"
 #include "absl/status/statusor.h"
@@ -35,6 +36,7 @@
 #include "jobs/data_roots.h"
 #include "jobs/file_store.h"
 #include "jobs/job_runner.h"
+#include "jobs/webhook/http_post.h"
 #include "repository/model_manager.h"
 #include "storage/job_store.h"
 
@@ -46,6 +48,9 @@ struct JobsHandlerOptions {
   std::filesystem::path state_dir;
   // The local paths native jobs may read and write.
   DataRoots data_roots;
+  // The http(s) URLs a native job's input may be downloaded from: those that
+  // start with one of these (`ferry serve --input-url-prefix`). Empty: none.
+  std::vector<std::string> input_url_prefixes;
   // Whether a webhook secret is configured; without one a job with a
   // webhook_url is refused at submit.
   bool webhooks_enabled = false;
@@ -105,6 +110,10 @@ class JobsHandler {
   absl::Status CheckOutputFree(const std::string& output,
                                const std::string& input);
   std::filesystem::path FilesPath(const std::string& name) const;
+  // A native job's input that is an http(s) URL: parsed, and allowed by a
+  // prefix (INVALID_ARGUMENT / PERMISSION_DENIED naming the input).
+  static bool IsHttpUrl(absl::string_view input);
+  absl::StatusOr<WebhookUrl> CheckInputUrl(const std::string& input) const;
 
   JobRunner* const runner_;
   JobStore* const store_;

@@ -6,6 +6,9 @@
 #include <algorithm>
 #include <chrono>
 #include <cstddef>
+#include <cstdint>
+#include <filesystem>
+#include <limits>
 #include <optional>
 #include <string>
 
@@ -24,6 +27,7 @@
 #include "boost/beast/core/flat_buffer.hpp"
 #include "boost/beast/core/stream_traits.hpp"
 #include "boost/beast/core/tcp_stream.hpp"
+#include "boost/beast/http/file_body.hpp"
 #include "boost/beast/http/parser.hpp"
 #include "boost/beast/http/read.hpp"
 #include "boost/beast/http/string_body.hpp"
@@ -131,17 +135,61 @@ absl::StatusOr<tcp::resolver::results_type> Resolve(net::io_context& ioc,
   return endpoints;
 }
 
+// The rest of a download (see Exchange) once the request is written: the
+// response's body streams into `path` (created or truncated), each read
+// allowed `timeout` of silence.
+template <class Stream>
+absl::StatusOr<HttpReply> ReadToFile(net::io_context& ioc, Stream& stream,
+                                     const WebhookUrl& u,
+                                     absl::string_view method,
+                                     absl::Duration timeout,
+                                     const std::string& path) {
+  beast::error_code ec;
+  beast::flat_buffer buffer;
+  http::response_parser<http::file_body> parser;
+  // Bounded by the disk, not by memory.
+  parser.body_limit(std::numeric_limits<std::uint64_t>::max());
+  http::async_read_header(stream, buffer, parser,
+                          [&](const beast::error_code& e, size_t) { ec = e; });
+  RunPending(ioc);
+  if (ec) return Failure(method, u, "reading the response", ec, timeout);
+  HttpReply reply;
+  reply.status = static_cast<int>(parser.get().result_int());
+  reply.content_type = std::string(parser.get()[http::field::content_type]);
+  if (reply.status < 200 || reply.status > 299) return reply;
+  parser.get().body().open(path.c_str(), beast::file_mode::write, ec);
+  if (ec) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        method, " ", u.display, ": cannot write '", path, "': ", ec.message()));
+  }
+  while (!parser.is_done()) {
+    beast::get_lowest_layer(stream).expires_after(
+        absl::ToChronoNanoseconds(timeout));
+    http::async_read_some(stream, buffer, parser,
+                          [&](const beast::error_code& e, size_t) { ec = e; });
+    RunPending(ioc);
+    if (ec) return Failure(method, u, "reading the body", ec, timeout);
+  }
+  parser.get().body().close();
+  std::error_code size_ec;
+  reply.bytes = std::filesystem::file_size(path, size_ec);
+  return reply;
+}
+
 template <class Stream>
 absl::StatusOr<HttpReply> Exchange(
     net::io_context& ioc, Stream& stream, const WebhookUrl& u,
     const http::request<http::string_body>& request, absl::Duration timeout,
-    std::optional<uint64_t> body_limit) {
+    std::optional<uint64_t> body_limit, const std::string* download_to) {
   const std::string method(request.method_string());
   beast::error_code ec;
   http::async_write(stream, request,
                     [&](const beast::error_code& e, size_t) { ec = e; });
   RunPending(ioc);
   if (ec) return Failure(method, u, "sending the request", ec, timeout);
+  if (download_to != nullptr) {
+    return ReadToFile(ioc, stream, u, method, timeout, *download_to);
+  }
   beast::flat_buffer buffer;
   http::response_parser<http::string_body> parser;
   HttpReply reply;
@@ -178,7 +226,7 @@ absl::StatusOr<HttpReply> SendHttps(
     net::io_context& ioc, const tcp::resolver::results_type& endpoints,
     const WebhookUrl& u, const http::request<http::string_body>& request,
     SteadyTime deadline, const HttpPostOptions& options,
-    std::optional<uint64_t> body_limit) {
+    std::optional<uint64_t> body_limit, const std::string* download_to) {
   const std::string method(request.method_string());
   ssl::context ctx(ssl::context::tls_client);
   beast::error_code ec;
@@ -208,7 +256,8 @@ absl::StatusOr<HttpReply> SendHttps(
                          [&](const beast::error_code& e) { ec = e; });
   RunPending(ioc);
   if (ec) return Failure(method, u, "TLS handshake", ec, options.timeout);
-  return Exchange(ioc, stream, u, request, options.timeout, body_limit);
+  return Exchange(ioc, stream, u, request, options.timeout, body_limit,
+                  download_to);
 }
 
 }  // namespace
@@ -283,7 +332,8 @@ absl::StatusOr<HttpReply> Send(http::verb verb, const std::string& url,
                                absl::string_view content_type,
                                const HttpHeaders& headers,
                                const HttpPostOptions& options,
-                               std::optional<uint64_t> body_limit) {
+                               std::optional<uint64_t> body_limit,
+                               const std::string* download_to = nullptr) {
   const std::string method(http::to_string(verb));
   ASSIGN_OR_RETURN(const WebhookUrl u, ParseWebhookUrl(url));
   http::request<http::string_body> request{verb, u.target, 11};
@@ -314,12 +364,14 @@ absl::StatusOr<HttpReply> Send(http::verb verb, const std::string& url,
   ASSIGN_OR_RETURN(const tcp::resolver::results_type endpoints,
                    Resolve(ioc, method, u, deadline, options.timeout));
   if (u.https) {
-    return SendHttps(ioc, endpoints, u, request, deadline, options, body_limit);
+    return SendHttps(ioc, endpoints, u, request, deadline, options, body_limit,
+                     download_to);
   }
   beast::tcp_stream stream(ioc);
   stream.expires_at(deadline);
   RETURN_IF_ERROR(Connect(ioc, stream, endpoints, method, u, options.timeout));
-  return Exchange(ioc, stream, u, request, options.timeout, body_limit);
+  return Exchange(ioc, stream, u, request, options.timeout, body_limit,
+                  download_to);
 }
 
 }  // namespace
@@ -344,6 +396,22 @@ absl::StatusOr<HttpReply> HttpCall(
         absl::StrCat("unknown HTTP method '", method, "'"));
   }
   return Send(verb, url, body, content_type, headers, options, max_body_bytes);
+}
+
+absl::StatusOr<uint64_t> HttpDownload(const std::string& url,
+                                      const std::string& path,
+                                      const HttpPostOptions& options) {
+  ASSIGN_OR_RETURN(HttpReply reply, Send(http::verb::get, url, "", "", {},
+                                         options, std::nullopt, &path));
+  if (reply.status >= 200 && reply.status <= 299) return reply.bytes;
+  const std::string message = absl::StrCat(
+      "GET ", DisplayUrl(url), ": HTTP ", reply.status,
+      reply.status >= 500 || reply.status == 429 ? " (the server may recover)"
+                                                 : "");
+  if (reply.status >= 500 || reply.status == 429) {
+    return absl::UnavailableError(message);
+  }
+  return absl::FailedPreconditionError(message);
 }
 
 absl::StatusOr<int> PostJson(const std::string& url, absl::string_view body,

@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-// PostJson: a small blocking HTTP/1.1 client, just enough to deliver webhooks.
+// PostJson: a small blocking HTTP/1.1 client, just enough to deliver webhooks
+// (and, with HttpCall and HttpDownload, for `ferry jobs` and for jobs whose
+// input is an http(s) URL).
 //
 // One request per connection (`Connection: close`), no redirects (following
 // one would let a receiver point Ferry at any other host), no proxies. Only
@@ -69,6 +71,7 @@ struct HttpReply {
   int status = 0;
   std::string content_type;
   std::string body;
+  uint64_t bytes = 0;  // of a body written to a file (HttpDownload)
 };
 
 // Any method (GET, POST, DELETE, ...), reading the whole response body (at
@@ -82,6 +85,17 @@ absl::StatusOr<HttpReply> HttpCall(absl::string_view method,
                                    const HttpHeaders& headers,
                                    const HttpPostOptions& options,
                                    uint64_t max_body_bytes = uint64_t{1} << 31);
+
+// GETs `url` into the file `path` (created or truncated) and returns the
+// bytes written. The body streams to disk: memory does not grow with it.
+// `options.timeout` bounds connecting and the response headers, then each
+// wait for more of the body (not the whole transfer). Same URL rules and
+// errors as PostJson, plus: UNAVAILABLE for HTTP 5xx and 429 (worth another
+// try), FAILED_PRECONDITION for any other non-2xx status or a file that
+// cannot be written. On an error `path` may hold part of the body.
+absl::StatusOr<uint64_t> HttpDownload(const std::string& url,
+                                      const std::string& path,
+                                      const HttpPostOptions& options);
 
 }  // namespace ferry
 

@@ -1,6 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "jobs/webhook/http_post.h"
 
+#include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <string>
 
 #include "absl/status/status.h"
@@ -12,6 +15,7 @@
 #include "boost/asio/ip/tcp.hpp"
 #include "gtest/gtest.h"
 #include "jobs/webhook/test_receiver.h"
+#include "test_util/temp_dir.h"
 
 namespace ferry {
 namespace {
@@ -207,6 +211,84 @@ TEST(PostJsonTest, HttpsToAPlainHttpServerFails) {
   const absl::StatusOr<int> code = PostJson(url, "{}", {}, absl::Seconds(5));
   EXPECT_EQ(code.status().code(), absl::StatusCode::kUnavailable)
       << code.status();
+}
+
+std::string ReadAll(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+TEST(HttpDownloadTest, StreamsTheBodyIntoAFile) {
+  testing::TempDir dir;
+  TestReceiver receiver({200});
+  std::string body;
+  for (int i = 0; i < 200'000; ++i) absl::StrAppend(&body, i, ",", i % 7, "\n");
+  receiver.set_body(body);
+  const std::string path = (dir.path() / "in.csv").string();
+  HttpPostOptions options;
+  options.timeout = absl::Seconds(5);
+  const absl::StatusOr<uint64_t> bytes =
+      HttpDownload(receiver.url("/data/in.csv?sig=secret"), path, options);
+  ASSERT_TRUE(bytes.ok()) << bytes.status();
+  EXPECT_EQ(*bytes, body.size());
+  EXPECT_EQ(ReadAll(path), body);
+  ASSERT_EQ(receiver.requests().size(), 1u);
+  EXPECT_EQ(receiver.requests()[0].method, "GET");
+  EXPECT_EQ(receiver.requests()[0].target, "/data/in.csv?sig=secret");
+}
+
+TEST(HttpDownloadTest, OverHttpsWithATrustedCertificate) {
+  testing::TempDir dir;
+  const TestCert cert = MakeSelfSignedCert();
+  TestReceiver receiver({200}, cert);
+  receiver.set_body("id,x\n1,2\n");
+  HttpPostOptions options;
+  options.timeout = absl::Seconds(5);
+  options.ca_pem = cert.cert_pem;
+  const std::string path = (dir.path() / "in.csv").string();
+  const absl::StatusOr<uint64_t> bytes =
+      HttpDownload(receiver.url("/in.csv"), path, options);
+  ASSERT_TRUE(bytes.ok()) << bytes.status();
+  EXPECT_EQ(ReadAll(path), "id,x\n1,2\n");
+  // Untrusted: refused before any byte is written.
+  options.ca_pem.clear();
+  const std::string other = (dir.path() / "other.csv").string();
+  EXPECT_EQ(
+      HttpDownload(receiver.url("/in.csv"), other, options).status().code(),
+      absl::StatusCode::kUnavailable);
+  EXPECT_FALSE(std::filesystem::exists(other));
+}
+
+TEST(HttpDownloadTest, StatusesAndPathsAreErrorsNamingThem) {
+  testing::TempDir dir;
+  const std::string path = (dir.path() / "in.csv").string();
+  HttpPostOptions options;
+  options.timeout = absl::Seconds(5);
+  {
+    TestReceiver receiver({404});
+    const absl::Status s =
+        HttpDownload(receiver.url("/gone.csv?token=t"), path, options).status();
+    EXPECT_EQ(s.code(), absl::StatusCode::kFailedPrecondition);
+    EXPECT_TRUE(absl::StrContains(s.message(), "HTTP 404")) << s;
+    EXPECT_TRUE(absl::StrContains(s.message(), "/gone.csv?...")) << s;
+    EXPECT_FALSE(absl::StrContains(s.message(), "token")) << s;
+    EXPECT_FALSE(std::filesystem::exists(path));
+  }
+  {
+    TestReceiver receiver({503});
+    const absl::Status s =
+        HttpDownload(receiver.url("/busy.csv"), path, options).status();
+    EXPECT_EQ(s.code(), absl::StatusCode::kUnavailable) << s;
+  }
+  {
+    TestReceiver receiver({200});
+    const absl::Status s =
+        HttpDownload(receiver.url("/x.csv"),
+                     (dir.path() / "no" / "dir" / "x.csv").string(), options)
+            .status();
+    EXPECT_EQ(s.code(), absl::StatusCode::kFailedPrecondition) << s;
+    EXPECT_TRUE(absl::StrContains(s.message(), "no/dir/x.csv")) << s;
+  }
 }
 
 }  // namespace

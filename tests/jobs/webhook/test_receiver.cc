@@ -57,7 +57,8 @@ void AddExtension(X509* cert, int nid, const char* value) {
 // Recording comes first so that a client that has its answer finds the
 // request recorded.
 template <class Stream, class Record>
-void Exchange(Stream& stream, int status, Record record) {
+void Exchange(Stream& stream, int status, const std::string& body,
+              Record record) {
   beast::error_code ec;
   beast::flat_buffer buffer;
   http::request<http::string_body> request;
@@ -76,7 +77,7 @@ void Exchange(Stream& stream, int status, Record record) {
                                              11};
   response.set(http::field::content_type, "text/plain");
   response.set(http::field::connection, "close");
-  response.body() = absl::StrCat("status ", status, "\n");
+  response.body() = body.empty() ? absl::StrCat("status ", status, "\n") : body;
   response.prepare_payload();
   http::write(stream, response, ec);
 }
@@ -167,12 +168,17 @@ void TestReceiver::Serve() {
 
 void TestReceiver::Handle(tcp::socket& socket) {
   const int status = NextStatus();
+  std::string body;
+  {
+    MutexLock lock(&mu_);
+    body = body_;
+  }
   auto record = [this](ReceivedRequest r) {
     MutexLock lock(&mu_);
     requests_.push_back(std::move(r));
   };
   if (!tls_) {
-    Exchange(socket, status, record);
+    Exchange(socket, status, body, record);
   } else {
     ssl::context ctx(ssl::context::tls_server);
     ctx.use_certificate_chain(net::buffer(tls_->cert_pem));
@@ -181,8 +187,13 @@ void TestReceiver::Handle(tcp::socket& socket) {
     beast::error_code ec;
     stream.handshake(ssl::stream_base::server, ec);
     if (ec) return;  // e.g. the client rejected the certificate
-    Exchange(stream, status, record);
+    Exchange(stream, status, body, record);
   }
+}
+
+void TestReceiver::set_body(std::string body) {
+  MutexLock lock(&mu_);
+  body_ = std::move(body);
 }
 
 }  // namespace ferry

@@ -51,6 +51,8 @@ class TestReceiver {
   std::string url(absl::string_view path = "/hooks/ferry") const;
 
   std::vector<ReceivedRequest> requests() ABSL_LOCKS_EXCLUDED(mu_);
+  // The body of every response from now on (default: "status <code>\n").
+  void set_body(std::string body) ABSL_LOCKS_EXCLUDED(mu_);
 
  private:
   void Serve();
@@ -70,6 +72,7 @@ class TestReceiver {
 
   Mutex mu_;
   std::vector<ReceivedRequest> requests_ ABSL_GUARDED_BY(mu_);
+  std::string body_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace ferry
