@@ -264,6 +264,8 @@ int RunServeCommand(const ServeCommandOptions& options,
   http.io_threads = options.http_threads;
   http.max_body_bytes = options.max_body_bytes;
   http.max_upload_bytes = options.max_upload_bytes;
+  // Uploads stream to the files directory, where they end up.
+  http.upload_dir = (*jobs)->files->dir();
   http.jobs = (*jobs)->handler.get();
   http.metrics_text = [&manager] {
     return RenderPrometheus(CollectMetrics(manager));

@@ -122,6 +122,15 @@ absl::StatusOr<std::unique_ptr<FileStore>> FileStore::Open(fs::path dir,
     return absl::InternalError(absl::StrCat("cannot resolve files directory '",
                                             dir.string(), "': ", ec.message()));
   }
+  // Upload bodies a stopped server was still receiving (the server streams
+  // them here as ".upload-*"; the state directory's lock says it is gone).
+  for (fs::directory_iterator it(dir, ec), end; !ec && it != end;
+       it.increment(ec)) {
+    if (absl::StartsWith(it->path().filename().string(), ".upload-")) {
+      std::error_code ignored;
+      fs::remove(it->path(), ignored);
+    }
+  }
   return std::unique_ptr<FileStore>(new FileStore(std::move(dir), clock));
 }
 

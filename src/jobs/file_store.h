@@ -50,7 +50,8 @@ struct StoredFile {
 
 class FileStore {
  public:
-  // Creates `dir` if missing. INTERNAL when it cannot.
+  // Creates `dir` if missing. INTERNAL when it cannot. Removes upload bodies
+  // a stopped server left there (".upload-*", see HttpServerOptions).
   static absl::StatusOr<std::unique_ptr<FileStore>> Open(
       std::filesystem::path dir, Clock* clock = RealClock::Get());
 

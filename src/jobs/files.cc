@@ -3,6 +3,8 @@
 
 #include <fcntl.h>
 #include <sys/file.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -175,6 +177,56 @@ DirectoryLock& DirectoryLock::operator=(DirectoryLock&& other) noexcept {
   if (this != &other) {
     if (fd_ >= 0) ::close(fd_);
     fd_ = std::exchange(other.fd_, -1);
+  }
+  return *this;
+}
+
+absl::StatusOr<MappedFile> MappedFile::Open(const std::filesystem::path& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    const int err = errno;
+    const std::string message =
+        absl::StrCat("cannot open '", path.string(), "': ", std::strerror(err));
+    return err == ENOENT ? absl::NotFoundError(message)
+                         : absl::InternalError(message);
+  }
+  struct stat st {};
+  MappedFile out;
+  absl::Status status;
+  if (::fstat(fd, &st) != 0) {
+    status = absl::InternalError(absl::StrCat("cannot stat '", path.string(),
+                                              "': ", std::strerror(errno)));
+  } else if (st.st_size > 0) {
+    void* addr = ::mmap(nullptr, static_cast<size_t>(st.st_size), PROT_READ,
+                        MAP_PRIVATE, fd, 0);
+    if (addr == MAP_FAILED) {
+      status = absl::InternalError(absl::StrCat("cannot map '", path.string(),
+                                                "': ", std::strerror(errno)));
+    } else {
+      // Read front to back once.
+      ::madvise(addr, static_cast<size_t>(st.st_size), MADV_SEQUENTIAL);
+      out.addr_ = addr;
+      out.size_ = static_cast<size_t>(st.st_size);
+    }
+  }
+  ::close(fd);  // the mapping keeps the file
+  if (!status.ok()) return status;
+  return out;
+}
+
+MappedFile::~MappedFile() {
+  if (addr_ != nullptr) ::munmap(addr_, size_);
+}
+
+MappedFile::MappedFile(MappedFile&& other) noexcept
+    : addr_(std::exchange(other.addr_, nullptr)),
+      size_(std::exchange(other.size_, 0)) {}
+
+MappedFile& MappedFile::operator=(MappedFile&& other) noexcept {
+  if (this != &other) {
+    if (addr_ != nullptr) ::munmap(addr_, size_);
+    addr_ = std::exchange(other.addr_, nullptr);
+    size_ = std::exchange(other.size_, 0);
   }
   return *this;
 }

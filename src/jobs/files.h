@@ -41,6 +41,27 @@ class AtomicFile {
 absl::Status WriteFileAtomically(const std::filesystem::path& path,
                                  absl::string_view contents);
 
+// A whole file mapped read-only: its bytes as a view, backed by the page
+// cache rather than the heap (a large upload is parsed in place). The view
+// lives as long as the object.
+class MappedFile {
+ public:
+  // NOT_FOUND / INTERNAL naming the path when it cannot be opened or mapped.
+  static absl::StatusOr<MappedFile> Open(const std::filesystem::path& path);
+  MappedFile() = default;
+  ~MappedFile();
+  MappedFile(MappedFile&& other) noexcept;
+  MappedFile& operator=(MappedFile&& other) noexcept;
+
+  absl::string_view data() const {
+    return absl::string_view(static_cast<const char*>(addr_), size_);
+  }
+
+ private:
+  void* addr_ = nullptr;
+  size_t size_ = 0;
+};
+
 // An exclusive lock on a state directory (flock on <dir>/LOCK), held while
 // the object lives and released by the kernel when the process dies, even by
 // SIGKILL. While it is held no other process runs jobs from that directory,

@@ -320,6 +320,38 @@ class FilesTest(unittest.TestCase):
         self.assertEqual(r.status_code, 413)
         self.assertIn("--max-body-bytes", error_of(r))
 
+    def test_upload_bodies_stream_to_disk_and_leave_nothing_behind(self):
+        files_dir = os.path.join(TMP, "state-main", "files")
+
+        def leftovers():
+            return [n for n in os.listdir(files_dir) if n.startswith(".upload-")]
+
+        def chunked(content):
+            body = (b"--B\r\nContent-Disposition: form-data; name=\"purpose\"\r\n\r\n"
+                    b"batch\r\n--B\r\nContent-Disposition: form-data; name=\"file\"; "
+                    b"filename=\"c.jsonl\"\r\n\r\n" + content + b"\r\n--B--\r\n")
+            # A generator: requests sends it chunked, with no Content-Length,
+            # so the limit can only be found while the body streams in.
+            return (body[i:i + 65536] for i in range(0, len(body), 65536))
+
+        headers = {"Content-Type": "multipart/form-data; boundary=B"}
+        content = os.urandom(MAX_UPLOAD // 2)
+        r = requests.post(URL + "/v1/files", data=chunked(content), headers=headers,
+                          timeout=60)
+        self.assertEqual(r.status_code, 200, r.text)
+        self.assertEqual(r.json()["bytes"], len(content))
+        got = requests.get(URL + "/v1/files/%s/content" % r.json()["id"], timeout=60)
+        self.assertEqual(got.content, content)
+        requests.delete(URL + "/v1/files/" + r.json()["id"], timeout=60)
+        r = requests.post(URL + "/v1/files", data=chunked(b"x" * (MAX_UPLOAD + 1)),
+                          headers=headers, timeout=60)
+        self.assertEqual(r.status_code, 413)
+        self.assertIn("--max-upload-bytes", error_of(r))
+        r = requests.post(URL + "/v1/files", data=b"--B\r\nbad",
+                          headers=headers, timeout=60)
+        self.assertEqual(r.status_code, 400)
+        self.assertEqual(leftovers(), [])
+
     def test_progress_of_a_running_job_has_rate_and_eta(self):
         f = upload("id,x_0,x_1\n" + "".join("%d,1,2\n" % i for i in range(400)),
                    "slow-progress.csv").json()

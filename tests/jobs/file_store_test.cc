@@ -7,6 +7,7 @@
 #include "core/clock.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "jobs/files.h"
 #include "test_util/temp_dir.h"
 
 namespace ferry {
@@ -159,6 +160,49 @@ TEST_F(FileStoreTest, ResultsOfATerminalJobInTheDirectoryAreRegistered) {
   native.output_path = (tmp_.path() / "elsewhere.csv").string();
   WriteFile(native.output_path, "id\n");
   EXPECT_EQ(RegisterJobResults(*store_, native).output_file_id, "");
+}
+
+TEST_F(FileStoreTest, ADownloadedInputBecomesABatchFileWhenTheJobEnds) {
+  JobRecord job;
+  job.id = "job_7";
+  job.state = JobState::kFailed;
+  job.input_path = (store_->dir() / "job_7-input.csv").string();
+  job.output_path = (tmp_.path() / "out.csv").string();  // not in the store
+  WriteFile(job.input_path, "id,x\n1,2\n");
+  RegisterJobResults(*store_, job);
+  auto f = store_->Get(FileStore::IdForKey("job_7/input"));
+  ASSERT_TRUE(f.ok()) << f.status();
+  EXPECT_EQ(f->purpose, "batch");
+  EXPECT_EQ(f->filename, "job_7-input.csv");
+  // Another job's file of that shape is not this job's download.
+  job.id = "job_8";
+  RegisterJobResults(*store_, job);
+  EXPECT_FALSE(store_->Get(FileStore::IdForKey("job_8/input")).ok());
+}
+
+TEST_F(FileStoreTest, OpeningRemovesUploadBodiesAStoppedServerLeft) {
+  WriteFile(store_->dir() / ".upload-123-0", "partial");
+  WriteFile(store_->dir() / "keep.txt", "mine");
+  ASSERT_TRUE(FileStore::Open(tmp_.path() / "files", &clock_).ok());
+  EXPECT_FALSE(fs::exists(store_->dir() / ".upload-123-0"));
+  EXPECT_TRUE(fs::exists(store_->dir() / "keep.txt"));
+}
+
+TEST(MappedFileTest, MapsWholeFilesReadOnly) {
+  testing::TempDir tmp;
+  WriteFile(tmp.path() / "a", std::string("hello\0world", 11));
+  absl::StatusOr<MappedFile> a = MappedFile::Open(tmp.path() / "a");
+  ASSERT_TRUE(a.ok()) << a.status();
+  EXPECT_EQ(a->data(), absl::string_view("hello\0world", 11));
+  MappedFile moved = *std::move(a);
+  EXPECT_EQ(moved.data().size(), 11u);
+  WriteFile(tmp.path() / "empty", "");
+  absl::StatusOr<MappedFile> empty = MappedFile::Open(tmp.path() / "empty");
+  ASSERT_TRUE(empty.ok()) << empty.status();
+  EXPECT_TRUE(empty->data().empty());
+  absl::StatusOr<MappedFile> missing = MappedFile::Open(tmp.path() / "nope");
+  EXPECT_EQ(missing.status().code(), absl::StatusCode::kNotFound);
+  EXPECT_THAT(missing.status().message(), ::testing::HasSubstr("nope"));
 }
 
 }  // namespace

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "api/http/http_server.h"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -151,6 +153,13 @@ class Session : public std::enable_shared_from_this<Session> {
     if (auto length = parser_->content_length(); length && *length > limit) {
       return SendTooLarge();
     }
+    if (upload_ && !core_->options.upload_dir.empty()) {
+      if (absl::Status s = StartUploadFile(limit); !s.ok()) {
+        close_after_write_ = true;
+        drain_after_write_ = true;
+        return Send(ErrorResponse(s));
+      }
+    }
     if (beast::iequals(req[http::field::expect], "100-continue")) {
       continue_.emplace(http::status::continue_, version_);
       stream_.expires_after(kTransferTimeout);
@@ -168,10 +177,59 @@ class Session : public std::enable_shared_from_this<Session> {
 
   void ReadBody() {
     stream_.expires_after(kTransferTimeout);
+    if (upload_parser_) {
+      http::async_read(
+          stream_, buffer_, *upload_parser_,
+          [self = shared_from_this()](beast::error_code ec, size_t) {
+            self->OnUploadRead(ec);
+          });
+      return;
+    }
     http::async_read(stream_, buffer_, *parser_,
                      [self = shared_from_this()](beast::error_code ec, size_t) {
                        self->OnRead(ec);
                      });
+  }
+
+  // An upload's body goes to a fresh file in the upload directory: the
+  // header parser becomes a file-body parser (no body byte is parsed yet).
+  absl::Status StartUploadFile(size_t limit) {
+    static std::atomic<uint64_t> counter{0};
+    const std::filesystem::path path =
+        core_->options.upload_dir /
+        absl::StrCat(".upload-", getpid(), "-", counter.fetch_add(1));
+    upload_parser_.emplace(std::move(*parser_));
+    parser_.reset();
+    upload_parser_->body_limit(limit);
+    upload_body_ = std::make_shared<RequestBodyFile>(path.string());
+    beast::error_code ec;
+    upload_parser_->get().body().open(path.c_str(), beast::file_mode::write_new,
+                                      ec);
+    if (ec) {
+      upload_parser_.reset();
+      upload_body_.reset();
+      return absl::InternalError(absl::StrCat(
+          "cannot store the upload in '", path.string(), "': ", ec.message()));
+    }
+    return absl::OkStatus();
+  }
+
+  void OnUploadRead(beast::error_code ec) {
+    upload_parser_->get().body().close();
+    if (ec) {
+      upload_body_.reset();  // removes the partial file
+      return OnReadError(ec);
+    }
+    stream_.expires_never();
+    HttpRequest request;
+    static_cast<http::request_header<>&>(request) =
+        std::move(upload_parser_->get().base());
+    request.body_file = std::move(upload_body_);
+    upload_parser_.reset();
+    core_->handler.Handle(std::move(request), stream_.get_executor(),
+                          [self = shared_from_this()](HttpResponse res) {
+                            self->Send(std::move(res));
+                          });
   }
 
   // A file upload (POST /v1/files), which has a body limit of its own.
@@ -188,9 +246,11 @@ class Session : public std::enable_shared_from_this<Session> {
     if (ec == http::error::body_limit) {
       // Also raised while the header is read (a Content-Length over the
       // limit), before OnHeader ran.
-      upload_ = IsUpload(parser_->get());
+      if (parser_) upload_ = IsUpload(parser_->get());
+      upload_parser_.reset();
       return SendTooLarge();
     }
+    upload_parser_.reset();
     if (busy_ && ec != http::error::end_of_stream &&
         ec != net::error::operation_aborted && ec != beast::error::timeout &&
         ec != net::error::connection_reset) {
@@ -330,6 +390,9 @@ class Session : public std::enable_shared_from_this<Session> {
   net::steady_timer stop_timer_;
   beast::flat_buffer buffer_;
   std::optional<http::request_parser<http::string_body>> parser_;
+  // An upload being streamed to disk (HttpServerOptions::upload_dir).
+  std::optional<http::request_parser<http::file_body>> upload_parser_;
+  std::shared_ptr<RequestBodyFile> upload_body_;
   std::optional<http::response<http::empty_body>> continue_;
   std::optional<HttpResponse> response_;
   std::optional<http::response<http::file_body>> file_response_;

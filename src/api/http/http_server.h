@@ -18,6 +18,7 @@
 #define FERRY_API_HTTP_HTTP_SERVER_H_
 
 #include <cstddef>
+#include <filesystem>
 #include <functional>
 #include <memory>
 #include <string>
@@ -43,6 +44,10 @@ struct HttpServerOptions {
   // The body limit of file uploads (POST /v1/files) instead of
   // max_body_bytes.
   size_t max_upload_bytes = size_t{256} << 20;
+  // Where upload bodies stream to (HttpRequest::body_file) while they
+  // arrive, so an upload costs disk, not memory; best on the filesystem the
+  // uploaded files end up on. Empty: uploads are read into memory.
+  std::filesystem::path upload_dir;
 };
 
 namespace http_internal {

@@ -21,6 +21,7 @@
 #include "api/http/multipart.h"
 #include "boost/asio/post.hpp"
 #include "core/status_macros.h"
+#include "jobs/files.h"
 
 namespace ferry {
 namespace http = boost::beast::http;
@@ -276,8 +277,16 @@ absl::StatusOr<std::string> JobsHandler::UploadFile(
   }
   ASSIGN_OR_RETURN(std::string boundary,
                    MultipartBoundary(absl::string_view(ct.data(), ct.size())));
+  // A body the connection streamed to disk is read through a read-only
+  // mapping: page cache, not this process's heap, holds it.
+  absl::string_view body = request.body();
+  std::optional<MappedFile> mapped;
+  if (request.body_file != nullptr) {
+    ASSIGN_OR_RETURN(mapped, MappedFile::Open(request.body_file->path()));
+    body = mapped->data();
+  }
   ASSIGN_OR_RETURN(std::vector<MultipartPart> parts,
-                   ParseMultipartFormData(request.body(), boundary));
+                   ParseMultipartFormData(body, boundary));
   const MultipartPart* purpose = nullptr;
   const MultipartPart* file = nullptr;
   for (const MultipartPart& p : parts) {

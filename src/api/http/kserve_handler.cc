@@ -2,9 +2,11 @@
 #include "api/http/kserve_handler.h"
 
 #include <exception>
+#include <filesystem>
 #include <map>
 #include <memory>
 #include <optional>
+#include <system_error>
 #include <utility>
 #include <vector>
 
@@ -167,6 +169,11 @@ HttpResponse ErrorResponse(http::status code, absl::string_view message) {
     res.set(http::field::retry_after, "1");
   }
   return res;
+}
+
+RequestBodyFile::~RequestBodyFile() {
+  std::error_code ec;
+  std::filesystem::remove(path_, ec);
 }
 
 HttpResponse ErrorResponse(const absl::Status& status) {

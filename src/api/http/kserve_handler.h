@@ -13,6 +13,7 @@
 #define FERRY_API_HTTP_KSERVE_HANDLER_H_
 
 #include <functional>
+#include <memory>
 #include <string>
 
 #include "absl/functional/any_invocable.h"
@@ -25,8 +26,33 @@
 
 namespace ferry {
 
-using HttpRequest =
-    boost::beast::http::request<boost::beast::http::string_body>;
+// A file the connection streamed a request body into; removed when the last
+// HttpRequest that refers to it goes.
+class RequestBodyFile {
+ public:
+  explicit RequestBodyFile(std::string path) : path_(std::move(path)) {}
+  ~RequestBodyFile();
+  RequestBodyFile(const RequestBodyFile&) = delete;
+  RequestBodyFile& operator=(const RequestBodyFile&) = delete;
+  const std::string& path() const { return path_; }
+
+ private:
+  const std::string path_;
+};
+
+// A request with a string body, or (body_file set: file uploads, when the
+// server has an upload directory) whose body is that file: the connection
+// streamed it to disk rather than into memory, and body() is empty.
+class HttpRequest
+    : public boost::beast::http::request<boost::beast::http::string_body> {
+ public:
+  using Base = boost::beast::http::request<boost::beast::http::string_body>;
+  using Base::Base;
+  HttpRequest() = default;
+  HttpRequest(Base&& base) : Base(std::move(base)) {}  // NOLINT: implicit
+
+  std::shared_ptr<const RequestBodyFile> body_file;
+};
 // A response with a string body, or (body_file set) whose body is that file,
 // streamed from disk by the connection rather than read into memory: file
 // downloads of any size.
