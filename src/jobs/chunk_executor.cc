@@ -265,7 +265,13 @@ absl::StatusOr<ChunkOutcome> ExecuteChunk(const std::string& input_path,
     if (input_done && finished == groups.size()) break;
     absl::Time wake = next_check;
     if (!retries.empty()) wake = std::min(wake, retries.begin()->first);
-    for (auto& [id, response] : mailbox.Take(clock, wake)) {
+    // The mailbox's lock is taken by whichever thread delivers results (the
+    // batcher's completion thread, which online results share): never held
+    // at idle priority.
+    priority.Background(false);
+    auto taken = mailbox.Take(clock, wake);
+    priority.Background(true);
+    for (auto& [id, response] : taken) {
       Group& g = groups[id];
       in_flight -= static_cast<int64_t>(g.records.size());
       if (response.ok()) {
