@@ -57,10 +57,12 @@ struct ChunkExecutorOptions {
   std::function<bool()> should_stop;
   // Incremented as records finish (succeeded or failed), for progress.
   std::atomic<int64_t>* records_done = nullptr;
-  // Called with true before the chunk's own work (reading, parsing, waiting,
+  // Called with true before the chunk's own work (reading, parsing,
   // formatting: nothing that takes a lock of the online path) and with false
-  // before each call into `infer`, `keep_alive` or `should_stop` and at the
-  // end: a runner lowers the thread's CPU priority for the first part only.
+  // before each call into `infer`, `keep_alive` or `should_stop`, before
+  // taking answers (the lock the batcher's completion thread posts them
+  // under) and at the end: a runner lowers the thread's CPU priority for the
+  // first part only.
   std::function<void(bool background)> background;
 };
 
