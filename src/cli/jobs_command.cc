@@ -91,6 +91,19 @@ std::string Summary(element job) {
     }
     absl::StrAppend(&line, "  ", RateText(rate), " rec/s  ETA ", EtaText(eta));
   }
+  // Why a job failed (validation, download, ...): its first error.
+  if (Str(job, "status") == "failed") {
+    simdjson::dom::array errors;
+    if (job["errors"]["data"].get_array().get(errors) == simdjson::SUCCESS) {
+      for (element e : errors) {
+        const std::string message = Str(e, "message");
+        if (!message.empty()) {
+          absl::StrAppend(&line, "  error: ", message);
+          break;
+        }
+      }
+    }
+  }
   return line;
 }
 

@@ -690,6 +690,11 @@ class NativeJobTest(unittest.TestCase):
         done = wait_terminal("jobs", r.json()["id"])
         self.assertEqual(done["status"], "failed", done)
         self.assertIn("HTTP 404", json.dumps(done["errors"]))
+        # `ferry jobs status` says why.
+        p = subprocess.run([FERRY, "jobs", "--server", URL, "status", done["id"]],
+                           capture_output=True, text=True, timeout=60)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertIn("error: input_url: GET %s/missing.csv: HTTP 404" % FILES_URL, p.stdout)
 
     def test_uploaded_csv_without_output_becomes_a_file(self):
         text = "id,x_0,x_1\n" + "".join("r%d,%d,0.5\n" % (i, i) for i in range(10))
