@@ -15,6 +15,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <utility>
 
 #include "absl/functional/any_invocable.h"
 #include "absl/status/status.h"
@@ -40,32 +41,28 @@ class RequestBodyFile {
   const std::string path_;
 };
 
-// A request with a string body, or (body_file set: file uploads, when the
-// server has an upload directory) whose body is that file: the connection
-// streamed it to disk rather than into memory, and body() is empty.
-class HttpRequest
-    : public boost::beast::http::request<boost::beast::http::string_body> {
+// A Beast message with a string body, or, with body_file set, whose body is
+// a file instead: the connection streams it to or from disk rather than
+// holding it in memory (body() stays empty).
+template <class Message, class BodyFile>
+class MessageWithBodyFile : public Message {
  public:
-  using Base = boost::beast::http::request<boost::beast::http::string_body>;
+  using Base = Message;
   using Base::Base;
-  HttpRequest() = default;
-  HttpRequest(Base&& base) : Base(std::move(base)) {}  // NOLINT: implicit
+  MessageWithBodyFile() = default;
+  MessageWithBodyFile(Base&& base) : Base(std::move(base)) {}  // NOLINT
 
-  std::shared_ptr<const RequestBodyFile> body_file;
+  BodyFile body_file;
 };
-// A response with a string body, or (body_file set) whose body is that file,
-// streamed from disk by the connection rather than read into memory: file
-// downloads of any size.
-class HttpResponse
-    : public boost::beast::http::response<boost::beast::http::string_body> {
- public:
-  using Base = boost::beast::http::response<boost::beast::http::string_body>;
-  using Base::Base;
-  HttpResponse() = default;
-  HttpResponse(Base&& base) : Base(std::move(base)) {}  // NOLINT: implicit
 
-  std::string body_file;  // when set, the body is this file; body() unused
-};
+// Requests: file uploads, when the server has an upload directory; the file
+// goes when the last request that refers to it does.
+using HttpRequest = MessageWithBodyFile<
+    boost::beast::http::request<boost::beast::http::string_body>,
+    std::shared_ptr<const RequestBodyFile>>;
+// Responses: file downloads of any size; body_file is the file's path.
+using HttpResponse = MessageWithBodyFile<
+    boost::beast::http::response<boost::beast::http::string_body>, std::string>;
 
 // The HTTP status for an absl::Status code: INVALID_ARGUMENT 400, NOT_FOUND
 // 404, RESOURCE_EXHAUSTED 429, UNIMPLEMENTED 501, UNAVAILABLE 503,
