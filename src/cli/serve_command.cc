@@ -7,6 +7,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <sstream>
@@ -131,9 +132,11 @@ absl::StatusOr<std::unique_ptr<JobServices>> MakeJobServices(
   r.parallel_chunks = o.job_workers;
   // Jobs read and parse their chunks with CPU time nothing else wants.
   r.worker_sched_idle = o.job_cpu_priority == "idle";
-  r.fetch_input = [](const std::string& url, const std::string& path) {
+  r.fetch_input = [](const std::string& url, const std::string& path,
+                     std::function<bool()> stop) {
     HttpPostOptions http;
     http.timeout = absl::Seconds(30);  // connecting, then each silence
+    http.cancelled = std::move(stop);
     return HttpDownload(url, path, http).status();
   };
   r.on_terminal = [files = j->files.get(),

@@ -116,7 +116,8 @@ std::optional<std::string> JobRunner::NextToValidate() {
   return id;
 }
 
-absl::Status JobRunner::FetchInput(const std::string& url,
+absl::Status JobRunner::FetchInput(const std::string& job_id,
+                                   const std::string& url,
                                    const std::string& path) {
   // Fetched once: a restart during validation finds the file in place.
   std::error_code ec;
@@ -130,8 +131,10 @@ absl::Status JobRunner::FetchInput(const std::string& url,
   const std::string partial = path + ".download";
   absl::Status s;
   for (int attempt = 1; attempt <= 3; ++attempt) {
-    s = options_.fetch_input(url, partial);
-    if (s.ok() || !(absl::IsUnavailable(s) || absl::IsDeadlineExceeded(s))) {
+    s = options_.fetch_input(url, partial,
+                             [this, &job_id] { return Stopping(job_id); });
+    if (s.ok() || !(absl::IsUnavailable(s) || absl::IsDeadlineExceeded(s)) ||
+        Stopping(job_id)) {
       break;
     }
     if (attempt < 3) {
@@ -173,7 +176,9 @@ absl::Status JobRunner::Validate(const std::string& id) {
   // chunks, and the column mapping is checked against the model.
   absl::Status invalid = model.status();
   if (invalid.ok() && !options.input_url.empty()) {
-    invalid = FetchInput(options.input_url, job.input_path);
+    invalid = FetchInput(id, options.input_url, job.input_path);
+    // Stopping: validated again (and fetched) at the next start.
+    if (absl::IsCancelled(invalid)) return invalid;
   }
   absl::StatusOr<InputScan> scan = absl::UnknownError("not scanned");
   if (invalid.ok()) {

@@ -104,10 +104,13 @@ class JobRunner {
     // Told about every job that reaches a terminal state (once per runner).
     std::function<void(const JobRecord&)> on_terminal;
     // Downloads a job's input_url to a local path (HttpDownload in `ferry
-    // serve`); UNAVAILABLE or DEADLINE_EXCEEDED are tried again (3 attempts,
-    // 1 s then 2 s apart), anything else fails the job. Unset: jobs with an
-    // input_url fail validation.
-    std::function<absl::Status(const std::string& url, const std::string& path)>
+    // serve`), giving up with CANCELLED once `stop` says so (the runner is
+    // stopping: the job is validated again at the next start); UNAVAILABLE or
+    // DEADLINE_EXCEEDED are tried again (3 attempts, 1 s then 2 s apart),
+    // anything else fails the job. Unset: jobs with an input_url fail
+    // validation.
+    std::function<absl::Status(const std::string& url, const std::string& path,
+                               std::function<bool()> stop)>
         fetch_input;
   };
 
@@ -167,7 +170,8 @@ class JobRunner {
   // comment); an error means: try again later.
   absl::Status Validate(const std::string& id);
   // Downloads a job's input_url to its input_path, unless already there.
-  absl::Status FetchInput(const std::string& url, const std::string& path);
+  absl::Status FetchInput(const std::string& job_id, const std::string& url,
+                          const std::string& path);
   // Takes the oldest job waiting for validation, if any.
   std::optional<std::string> NextToValidate() ABSL_LOCKS_EXCLUDED(mu_);
   void WorkerLoop(int index);

@@ -142,8 +142,9 @@ template <class Stream>
 absl::StatusOr<HttpReply> ReadToFile(net::io_context& ioc, Stream& stream,
                                      const WebhookUrl& u,
                                      absl::string_view method,
-                                     absl::Duration timeout,
+                                     const HttpPostOptions& options,
                                      const std::string& path) {
+  const absl::Duration timeout = options.timeout;
   beast::error_code ec;
   beast::flat_buffer buffer;
   http::response_parser<http::file_body> parser;
@@ -163,6 +164,10 @@ absl::StatusOr<HttpReply> ReadToFile(net::io_context& ioc, Stream& stream,
         method, " ", u.display, ": cannot write '", path, "': ", ec.message()));
   }
   while (!parser.is_done()) {
+    if (options.cancelled && options.cancelled()) {
+      return absl::CancelledError(
+          absl::StrCat(method, " ", u.display, ": abandoned (stopping)"));
+    }
     beast::get_lowest_layer(stream).expires_after(
         absl::ToChronoNanoseconds(timeout));
     http::async_read_some(stream, buffer, parser,
@@ -179,8 +184,10 @@ absl::StatusOr<HttpReply> ReadToFile(net::io_context& ioc, Stream& stream,
 template <class Stream>
 absl::StatusOr<HttpReply> Exchange(
     net::io_context& ioc, Stream& stream, const WebhookUrl& u,
-    const http::request<http::string_body>& request, absl::Duration timeout,
-    std::optional<uint64_t> body_limit, const std::string* download_to) {
+    const http::request<http::string_body>& request,
+    const HttpPostOptions& options, std::optional<uint64_t> body_limit,
+    const std::string* download_to) {
+  const absl::Duration timeout = options.timeout;
   const std::string method(request.method_string());
   beast::error_code ec;
   http::async_write(stream, request,
@@ -188,7 +195,7 @@ absl::StatusOr<HttpReply> Exchange(
   RunPending(ioc);
   if (ec) return Failure(method, u, "sending the request", ec, timeout);
   if (download_to != nullptr) {
-    return ReadToFile(ioc, stream, u, method, timeout, *download_to);
+    return ReadToFile(ioc, stream, u, method, options, *download_to);
   }
   beast::flat_buffer buffer;
   http::response_parser<http::string_body> parser;
@@ -256,8 +263,7 @@ absl::StatusOr<HttpReply> SendHttps(
                          [&](const beast::error_code& e) { ec = e; });
   RunPending(ioc);
   if (ec) return Failure(method, u, "TLS handshake", ec, options.timeout);
-  return Exchange(ioc, stream, u, request, options.timeout, body_limit,
-                  download_to);
+  return Exchange(ioc, stream, u, request, options, body_limit, download_to);
 }
 
 }  // namespace
@@ -370,8 +376,7 @@ absl::StatusOr<HttpReply> Send(http::verb verb, const std::string& url,
   beast::tcp_stream stream(ioc);
   stream.expires_at(deadline);
   RETURN_IF_ERROR(Connect(ioc, stream, endpoints, method, u, options.timeout));
-  return Exchange(ioc, stream, u, request, options.timeout, body_limit,
-                  download_to);
+  return Exchange(ioc, stream, u, request, options, body_limit, download_to);
 }
 
 }  // namespace

@@ -20,6 +20,7 @@
 #define FERRY_JOBS_WEBHOOK_HTTP_POST_H_
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -49,6 +50,9 @@ using HttpHeaders = std::vector<std::pair<std::string, std::string>>;
 
 struct HttpPostOptions {
   absl::Duration timeout = absl::Seconds(10);
+  // For HttpDownload: asked between reads of the body; true abandons the
+  // download with CANCELLED (e.g. the server is stopping).
+  std::function<bool()> cancelled;
   // PEM certificates to trust for https instead of the system store; empty
   // means the system store.
   std::string ca_pem;
@@ -92,7 +96,8 @@ absl::StatusOr<HttpReply> HttpCall(absl::string_view method,
 // wait for more of the body (not the whole transfer). Same URL rules and
 // errors as PostJson, plus: UNAVAILABLE for HTTP 5xx and 429 (worth another
 // try), FAILED_PRECONDITION for any other non-2xx status or a file that
-// cannot be written. On an error `path` may hold part of the body.
+// cannot be written, CANCELLED when `options.cancelled` says so. On an error
+// `path` may hold part of the body.
 absl::StatusOr<uint64_t> HttpDownload(const std::string& url,
                                       const std::string& path,
                                       const HttpPostOptions& options);

@@ -235,6 +235,13 @@ TEST(HttpDownloadTest, StreamsTheBodyIntoAFile) {
   ASSERT_EQ(receiver.requests().size(), 1u);
   EXPECT_EQ(receiver.requests()[0].method, "GET");
   EXPECT_EQ(receiver.requests()[0].target, "/data/in.csv?sig=secret");
+  // A download that is told to stop stops (between reads of the body).
+  int asked = 0;
+  options.cancelled = [&asked] { return ++asked > 1; };
+  const absl::Status stopped =
+      HttpDownload(receiver.url("/data/in.csv"), path, options).status();
+  EXPECT_EQ(stopped.code(), absl::StatusCode::kCancelled) << stopped;
+  EXPECT_GE(asked, 2);
 }
 
 TEST(HttpDownloadTest, OverHttpsWithATrustedCertificate) {
