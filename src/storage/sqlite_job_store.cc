@@ -9,6 +9,7 @@
 #include "absl/strings/str_join.h"
 #include "core/status_macros.h"
 #include "storage/job_store_checks.h"
+#include "storage/sqlite_job_store_statements.h"
 
 namespace ferry {
 namespace {
@@ -159,29 +160,6 @@ absl::StatusOr<ChunkRecord> ChunkFromRow(const Statement& s) {
   return c;
 }
 
-absl::StatusOr<WebhookRecord> WebhookFromRow(const Statement& s) {
-  WebhookRecord w;
-  w.job_id = s.ColumnText(0);
-  w.url = s.ColumnText(1);
-  w.body = s.ColumnText(2);
-  absl::StatusOr<WebhookState> state = ParseWebhookState(s.ColumnText(3));
-  if (!state.ok()) {
-    return absl::DataLossError(
-        absl::StrCat("webhook of job '", w.job_id,
-                     "' in the database: ", state.status().message()));
-  }
-  w.state = *state;
-  w.attempts = static_cast<int>(s.ColumnInt64(4));
-  w.created_at = s.ColumnTime(5);
-  w.next_attempt_at = s.ColumnTime(6);
-  w.last_error = s.ColumnText(7);
-  return w;
-}
-
-absl::Status NoWebhook(absl::string_view job_id) {
-  return absl::NotFoundError(absl::StrCat("job '", job_id, "' has no webhook"));
-}
-
 // Reads every row of a statement whose columns are a job's.
 absl::StatusOr<std::vector<JobRecord>> ReadJobs(Statement& s) {
   ScopedReset reset(&s);
@@ -196,18 +174,6 @@ absl::StatusOr<std::vector<JobRecord>> ReadJobs(Statement& s) {
 }
 
 }  // namespace
-
-struct SqliteJobStore::Statements {
-  Statement insert_job, get_job, job_exists, list_jobs, list_jobs_after;
-  Statement update_job_state, add_counts, delete_job, set_options;
-  Statement insert_chunk, count_chunks, set_total, get_chunk, list_chunks;
-  Statement delete_chunks, progress;
-  Statement leasable_jobs, leasable_job, first_pending, first_expired;
-  Statement lease_chunk, renew_chunk, complete_chunk, release_chunk;
-  Statement reclaim_leases, freeze_chunks;
-  Statement sync_full, sync_normal;
-  Statement insert_webhook, get_webhook, pending_webhooks, update_webhook;
-};
 
 SqliteJobStore::SqliteJobStore(std::unique_ptr<sqlite::Database> db,
                                const Options& options)
@@ -780,78 +746,6 @@ absl::StatusOr<ChunkProgress> SqliteJobStore::Progress(
     }
   }
   return p;
-}
-
-absl::Status SqliteJobStore::AddWebhook(const WebhookRecord& webhook) {
-  MutexLock lock(&mu_);
-  RETURN_IF_ERROR(SetFullSync(true));
-  ASSIGN_OR_RETURN(Transaction tx, Transaction::Begin(db_.get()));
-  {
-    Statement& s = stmts_->get_webhook;
-    ScopedReset reset(&s);
-    s.Bind(1, webhook.job_id);
-    ASSIGN_OR_RETURN(bool row, s.Step());
-    if (row) {
-      return absl::AlreadyExistsError(
-          absl::StrCat("job '", webhook.job_id, "' already has a webhook"));
-    }
-  }
-  Statement& s = stmts_->insert_webhook;
-  s.Bind(1, webhook.job_id)
-      .Bind(2, webhook.url)
-      .Bind(3, webhook.body)
-      .Bind(4, WebhookStateName(webhook.state))
-      .Bind(5, webhook.attempts)
-      .Bind(6, webhook.created_at)
-      .Bind(7, webhook.next_attempt_at)
-      .Bind(8, webhook.last_error);
-  RETURN_IF_ERROR(s.Run());
-  return tx.Commit();
-}
-
-absl::StatusOr<WebhookRecord> SqliteJobStore::GetWebhook(
-    absl::string_view job_id) {
-  MutexLock lock(&mu_);
-  Statement& s = stmts_->get_webhook;
-  ScopedReset reset(&s);
-  s.Bind(1, job_id);
-  ASSIGN_OR_RETURN(bool row, s.Step());
-  if (!row) return NoWebhook(job_id);
-  return WebhookFromRow(s);
-}
-
-absl::StatusOr<std::vector<WebhookRecord>> SqliteJobStore::PendingWebhooks(
-    int limit) {
-  if (limit < 0) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("PendingWebhooks: limit is ", limit, " (must be >= 0)"));
-  }
-  MutexLock lock(&mu_);
-  Statement& s = stmts_->pending_webhooks;
-  ScopedReset reset(&s);
-  s.Bind(1, limit);
-  std::vector<WebhookRecord> out;
-  while (true) {
-    ASSIGN_OR_RETURN(bool row, s.Step());
-    if (!row) break;
-    ASSIGN_OR_RETURN(WebhookRecord w, WebhookFromRow(s));
-    out.push_back(std::move(w));
-  }
-  return out;
-}
-
-absl::Status SqliteJobStore::UpdateWebhook(const WebhookRecord& webhook) {
-  MutexLock lock(&mu_);
-  RETURN_IF_ERROR(SetFullSync(true));
-  Statement& s = stmts_->update_webhook;
-  s.Bind(1, WebhookStateName(webhook.state))
-      .Bind(2, webhook.attempts)
-      .Bind(3, webhook.next_attempt_at)
-      .Bind(4, webhook.last_error)
-      .Bind(5, webhook.job_id);
-  RETURN_IF_ERROR(s.Run());
-  if (db_->Changes() == 0) return NoWebhook(webhook.job_id);
-  return absl::OkStatus();
 }
 
 }  // namespace ferry
