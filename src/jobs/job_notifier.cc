@@ -2,6 +2,7 @@
 #include "jobs/job_notifier.h"
 
 #include <algorithm>
+#include <optional>
 #include <string>
 #include <utility>
 
@@ -181,20 +182,21 @@ void JobNotifier::AttemptOne(WebhookRecord w) {
   } else {
     w.last_error = std::string(result.message());
     const absl::Time now = options_.clock->Now();
-    const absl::Time give_up_at =
-        w.created_at + sender_->options().give_up_after;
+    const std::optional<absl::Time> next =
+        WebhookSender::IsRetryable(result)
+            ? sender_->NextAttemptAt(w.attempts, w.created_at, now)
+            : std::nullopt;
     if (!WebhookSender::IsRetryable(result)) {
       w.state = WebhookState::kGaveUp;
       FERRY_LOG(kWarning, what, " not delivered: ", result.ToString());
-    } else if (now >= give_up_at) {
+    } else if (!next) {
       w.state = WebhookState::kGaveUp;
       FERRY_LOG(kWarning, what, " not delivered: gave up after ", w.attempts,
                 " attempts over ",
                 absl::FormatDuration(sender_->options().give_up_after),
                 "; last error: ", result.message());
     } else {
-      w.next_attempt_at =
-          std::min(now + sender_->NextBackoff(w.attempts), give_up_at);
+      w.next_attempt_at = *next;
       FERRY_LOG(kWarning, what, ": attempt ", w.attempts, " failed (next in ",
                 absl::FormatDuration(w.next_attempt_at - now),
                 "): ", result.message());

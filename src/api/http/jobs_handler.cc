@@ -665,10 +665,8 @@ absl::StatusOr<WebhookUrl> JobsHandler::CheckInputUrl(
     const std::string& input) const {
   absl::StatusOr<WebhookUrl> url = ParseWebhookUrl(input);
   if (!url.ok()) {
-    // The parser speaks of webhooks; this is an input.
-    std::string message(url.status().message());
-    absl::StrReplaceAll({{"webhook URL", "URL"}}, &message);
-    return absl::InvalidArgumentError(absl::StrCat("input: ", message));
+    return absl::InvalidArgumentError(
+        absl::StrCat("input: ", url.status().message()));
   }
   if (options_.input_url_prefixes.empty()) {
     return absl::PermissionDeniedError(absl::StrCat(

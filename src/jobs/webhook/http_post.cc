@@ -273,7 +273,7 @@ absl::StatusOr<WebhookUrl> ParseWebhookUrl(absl::string_view url) {
   u.display = DisplayUrl(url);
   auto bad = [&](absl::string_view why) {
     return absl::InvalidArgumentError(
-        absl::StrCat("webhook URL '", u.display, "': ", why));
+        absl::StrCat("URL '", u.display, "': ", why));
   };
   // Also keeps CR/LF out of the request line.
   if (HasControlOrSpace(url)) return bad("contains a space or control byte");

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 #include <utility>
 
 #include "absl/random/distributions.h"
@@ -91,8 +92,13 @@ bool WebhookSender::IsRetryable(const absl::Status& status) {
   return Retryable(status);
 }
 
-absl::Duration WebhookSender::NextBackoff(int attempt) {
-  return WebhookBackoff(attempt, options_, NextJitterUnit());
+std::optional<absl::Time> WebhookSender::NextAttemptAt(int attempts,
+                                                       absl::Time started,
+                                                       absl::Time now) {
+  const absl::Time give_up_at = started + options_.give_up_after;
+  if (now >= give_up_at) return std::nullopt;
+  return std::min(now + WebhookBackoff(attempts, options_, NextJitterUnit()),
+                  give_up_at);
 }
 
 absl::Status WebhookSender::Attempt(const std::string& url,
@@ -125,7 +131,7 @@ absl::Status WebhookSender::Deliver(const std::string& url,
   const std::string what =
       absl::StrCat("webhook batch.", event.state, " for job '", event.job_id,
                    "' to ", parsed.display);
-  const absl::Time give_up_at = clock_->Now() + options_.give_up_after;
+  const absl::Time started = clock_->Now();
   absl::Status last;
   for (int attempt = 1;; ++attempt) {
     if (stopped()) return Abandoned(what, attempt - 1, last);
@@ -134,18 +140,15 @@ absl::Status WebhookSender::Deliver(const std::string& url,
     if (!Retryable(last)) return last;
     FERRY_LOG(kWarning, what, ": attempt ", attempt,
               " failed: ", last.message());
-    const absl::Time now = clock_->Now();
-    if (now >= give_up_at) {
+    const std::optional<absl::Time> next =
+        NextAttemptAt(attempt, started, clock_->Now());
+    if (!next) {
       return absl::DeadlineExceededError(
           absl::StrCat(what, ": gave up after ", attempt, " attempts over ",
                        absl::FormatDuration(options_.give_up_after),
                        "; last error: ", last.message()));
     }
-    const absl::Duration backoff =
-        WebhookBackoff(attempt, options_, NextJitterUnit());
-    if (!WaitUntil(std::min(now + backoff, give_up_at))) {
-      return Abandoned(what, attempt, last);
-    }
+    if (!WaitUntil(*next)) return Abandoned(what, attempt, last);
   }
 }
 

@@ -18,6 +18,7 @@
 #define FERRY_JOBS_WEBHOOK_SENDER_H_
 
 #include <functional>
+#include <optional>
 #include <string>
 
 #include "absl/base/thread_annotations.h"
@@ -96,9 +97,14 @@ class WebhookSender {
   // and any other error of the post function for ones that are not.
   absl::Status Attempt(const std::string& url, absl::string_view body);
   static bool IsRetryable(const absl::Status& status);
-  // The wait after the `attempt`-th failure (WebhookBackoff with a fresh
-  // jitter draw).
-  absl::Duration NextBackoff(int attempt) ABSL_LOCKS_EXCLUDED(mu_);
+  // The retry schedule, for Deliver and for callers that keep it elsewhere
+  // (JobNotifier): after the `attempts`-th failed attempt at `now`, of a
+  // delivery whose budget started at `started`, when to try next
+  // (WebhookBackoff with a fresh jitter draw, the last wait cut short at
+  // started + give_up_after), or nullopt once the budget is spent.
+  std::optional<absl::Time> NextAttemptAt(int attempts, absl::Time started,
+                                          absl::Time now)
+      ABSL_LOCKS_EXCLUDED(mu_);
   const WebhookSenderOptions& options() const { return options_; }
 
   // Abandons every current and later Deliver: waits between attempts end at
