@@ -117,8 +117,7 @@ void JobNotifier::Stop() {
     cv_.SignalAll();
     threads.swap(threads_);
   }
-  if (threads.empty()) return;
-  sender_->Stop();  // an attempt in flight ends at its own timeout
+  // An attempt in flight ends at its own timeout.
   for (std::thread& t : threads) t.join();
 }
 

@@ -16,7 +16,7 @@
 //
 // Thread-safety: Notify, Recover and Stop are safe for concurrent use. The
 // sender and the outbox must outlive the notifier. Stop() (also run by the
-// destructor) stops the sender, so call it once no more events are wanted.
+// destructor) ends the delivery threads once their attempts in flight end.
 #ifndef FERRY_JOBS_JOB_NOTIFIER_H_
 #define FERRY_JOBS_JOB_NOTIFIER_H_
 

@@ -21,17 +21,6 @@ bool Retryable(const absl::Status& status) {
   return absl::IsUnavailable(status) || absl::IsDeadlineExceeded(status);
 }
 
-absl::Status Abandoned(absl::string_view what, int attempts,
-                       const absl::Status& last) {
-  if (attempts == 0) {
-    return absl::CancelledError(
-        absl::StrCat(what, ": abandoned by Stop() before the first attempt"));
-  }
-  return absl::CancelledError(
-      absl::StrCat(what, ": abandoned by Stop() after ", attempts,
-                   " attempts; last error: ", last.message()));
-}
-
 }  // namespace
 
 absl::Status ValidateWebhookSenderOptions(const WebhookSenderOptions& o) {
@@ -117,58 +106,6 @@ absl::Status WebhookSender::Attempt(const std::string& url,
   if (!code.ok()) return code.status();
   return absl::UnavailableError(
       absl::StrCat("POST ", parsed.display, ": HTTP ", *code));
-}
-
-absl::Status WebhookSender::Deliver(const std::string& url,
-                                    const WebhookEvent& event) {
-  if (secret_.empty()) {
-    return absl::FailedPreconditionError(
-        "webhook secret is empty: set one in the server config to send "
-        "webhooks");
-  }
-  ASSIGN_OR_RETURN(const WebhookUrl parsed, ParseWebhookUrl(url));
-  const std::string body = WebhookEventJson(event);
-  const std::string what =
-      absl::StrCat("webhook batch.", event.state, " for job '", event.job_id,
-                   "' to ", parsed.display);
-  const absl::Time started = clock_->Now();
-  absl::Status last;
-  for (int attempt = 1;; ++attempt) {
-    if (stopped()) return Abandoned(what, attempt - 1, last);
-    last = Attempt(url, body);
-    if (last.ok()) return last;
-    if (!Retryable(last)) return last;
-    FERRY_LOG(kWarning, what, ": attempt ", attempt,
-              " failed: ", last.message());
-    const std::optional<absl::Time> next =
-        NextAttemptAt(attempt, started, clock_->Now());
-    if (!next) {
-      return absl::DeadlineExceededError(
-          absl::StrCat(what, ": gave up after ", attempt, " attempts over ",
-                       absl::FormatDuration(options_.give_up_after),
-                       "; last error: ", last.message()));
-    }
-    if (!WaitUntil(*next)) return Abandoned(what, attempt, last);
-  }
-}
-
-void WebhookSender::Stop() {
-  MutexLock lock(&mu_);
-  stopped_ = true;
-  cv_.SignalAll();
-}
-
-bool WebhookSender::WaitUntil(absl::Time wake) {
-  MutexLock lock(&mu_);
-  while (!stopped_ && clock_->Now() < wake) {
-    clock_->WaitUntil(&mu_, &cv_, wake);
-  }
-  return !stopped_;
-}
-
-bool WebhookSender::stopped() {
-  MutexLock lock(&mu_);
-  return stopped_;
 }
 
 double WebhookSender::NextJitterUnit() {

@@ -1,19 +1,17 @@
 // SPDX-License-Identifier: Apache-2.0
-// WebhookSender: delivers a job's terminal-state event to the job's URL,
-// retrying with exponential backoff until the receiver answers 2xx or the
-// retry budget (24 h by default) is spent.
+// WebhookSender: one attempt at delivering a job's terminal-state event to the
+// job's URL, and the retry schedule between attempts (exponential backoff with
+// jitter until the receiver answers 2xx or the budget, 24 h by default, is
+// spent).
 //
-// Each attempt POSTs the same body (so the event id stays the same and
+// Every attempt POSTs the same body (so the event id stays the same and
 // receivers can drop duplicates) with a fresh `Ferry-Signature` for the time
-// of that attempt (see signature.h). Waits between attempts are taken on the
-// injected Clock, so tests drive the 24 hours with a FakeClock; the HTTP
+// of that attempt (see signature.h), read from the injected Clock; the HTTP
 // timeout of each attempt is real time (see http_post.h).
 //
-// Who calls it: JobNotifier, one Attempt at a time (it keeps the retry
-// schedule in the job store, so a restart resumes it); Deliver runs the whole
-// schedule in one blocking call, for callers without a store. Deliver and Stop
-// are safe for concurrent use. The Clock must outlive the sender, and the
-// sender must outlive every Deliver call (its mutex is handed to the clock).
+// Who calls it: JobNotifier, which keeps each webhook's schedule in the job
+// store so that a restart resumes it. Attempt and NextAttemptAt are safe for
+// concurrent use; the Clock must outlive the sender.
 #ifndef FERRY_JOBS_WEBHOOK_SENDER_H_
 #define FERRY_JOBS_WEBHOOK_SENDER_H_
 
@@ -71,23 +69,13 @@ class WebhookSender {
       const std::string& url, absl::string_view body,
       const HttpHeaders& headers, const HttpPostOptions& options)>;
 
-  // `secret` keys the signatures; an empty one makes Deliver fail. `options`
-  // must pass ValidateWebhookSenderOptions.
+  // `secret` keys the signatures; an empty one makes every Attempt fail.
+  // `options` must pass ValidateWebhookSenderOptions.
   WebhookSender(Clock* clock, std::string secret,
                 WebhookSenderOptions options = {}, PostFn post = nullptr);
 
   WebhookSender(const WebhookSender&) = delete;
   WebhookSender& operator=(const WebhookSender&) = delete;
-
-  // Delivers `event` to `url`, blocking through the retries. OK once the
-  // receiver answers 2xx. Otherwise, without retrying: INVALID_ARGUMENT for a
-  // bad URL, FAILED_PRECONDITION for an empty secret, and any error of the
-  // post function other than UNAVAILABLE or DEADLINE_EXCEEDED (those mean the
-  // request can never succeed). After retrying: DEADLINE_EXCEEDED once
-  // give_up_after has passed, CANCELLED after Stop(); both carry the last
-  // attempt's error.
-  absl::Status Deliver(const std::string& url, const WebhookEvent& event)
-      ABSL_LOCKS_EXCLUDED(mu_);
 
   // One attempt, without retrying: POSTs `body` (an event's JSON) to `url`,
   // signed for the current time. OK when the receiver answers 2xx;
@@ -97,8 +85,7 @@ class WebhookSender {
   // and any other error of the post function for ones that are not.
   absl::Status Attempt(const std::string& url, absl::string_view body);
   static bool IsRetryable(const absl::Status& status);
-  // The retry schedule, for Deliver and for callers that keep it elsewhere
-  // (JobNotifier): after the `attempts`-th failed attempt at `now`, of a
+  // The retry schedule: after the `attempts`-th failed attempt at `now`, of a
   // delivery whose budget started at `started`, when to try next
   // (WebhookBackoff with a fresh jitter draw, the last wait cut short at
   // started + give_up_after), or nullopt once the budget is spent.
@@ -107,15 +94,7 @@ class WebhookSender {
       ABSL_LOCKS_EXCLUDED(mu_);
   const WebhookSenderOptions& options() const { return options_; }
 
-  // Abandons every current and later Deliver: waits between attempts end at
-  // once and no new attempt starts. An attempt in flight runs to its own
-  // timeout. For shutdown; there is no restart.
-  void Stop() ABSL_LOCKS_EXCLUDED(mu_);
-
  private:
-  // Waits on the clock until `wake`; false if Stop() came first.
-  bool WaitUntil(absl::Time wake) ABSL_LOCKS_EXCLUDED(mu_);
-  bool stopped() ABSL_LOCKS_EXCLUDED(mu_);
   double NextJitterUnit() ABSL_LOCKS_EXCLUDED(mu_);
 
   Clock* const clock_;
@@ -124,8 +103,6 @@ class WebhookSender {
   const PostFn post_;
 
   Mutex mu_;
-  CondVar cv_;  // signalled by Stop()
-  bool stopped_ ABSL_GUARDED_BY(mu_) = false;
   absl::BitGen jitter_ ABSL_GUARDED_BY(mu_);
 };
 

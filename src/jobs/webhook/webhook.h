@@ -6,7 +6,7 @@
 //   event.h      WebhookEvent and its JSON body
 //   signature.h  SignWebhook / VerifyWebhookSignature (`Ferry-Signature`)
 //   http_post.h  ParseWebhookUrl and PostJson, the HTTP(S) client
-//   sender.h     WebhookSender, the retry loop
+//   sender.h     WebhookSender: one signed attempt, the retry schedule
 // This header includes them all for callers that use the whole feature.
 #ifndef FERRY_JOBS_WEBHOOK_WEBHOOK_H_
 #define FERRY_JOBS_WEBHOOK_WEBHOOK_H_
