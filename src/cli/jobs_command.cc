@@ -1,11 +1,15 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "cli/jobs_command.h"
 
+#include <unistd.h>
+
 #include <chrono>
+#include <filesystem>
 #include <fstream>
-#include <iterator>
 #include <random>
 #include <thread>
+#include <utility>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -14,7 +18,6 @@
 #include "api/json_writer.h"
 #include "cli/progress_text.h"
 #include "core/status_macros.h"
-#include "jobs/files.h"
 #include "jobs/webhook/http_post.h"
 #include "simdjson.h"
 
@@ -23,22 +26,9 @@ namespace {
 
 using simdjson::dom::element;
 
-// One call to the server; a non-2xx answer becomes an error carrying the
-// server's message.
-absl::StatusOr<std::string> Call(const JobsCommandOptions& o,
-                                 absl::string_view method,
-                                 absl::string_view path,
-                                 absl::string_view body = "",
-                                 absl::string_view content_type = "") {
-  HttpPostOptions http;
-  http.timeout = absl::Minutes(10);  // a submit reads the whole input once
-  const std::string url = absl::StrCat(absl::StripSuffix(o.server, "/"), path);
-  ASSIGN_OR_RETURN(
-      HttpReply reply,
-      HttpCall(method, url, body,
-               content_type.empty() && !body.empty() ? "application/json"
-                                                     : content_type,
-               {}, http));
+// A non-2xx answer of the server becomes an error carrying its message.
+absl::StatusOr<std::string> Answer(absl::string_view method,
+                                   absl::string_view path, HttpReply reply) {
   if (reply.status / 100 != 2) {
     std::string message = reply.body;
     simdjson::dom::parser parser;
@@ -55,7 +45,32 @@ absl::StatusOr<std::string> Call(const JobsCommandOptions& o,
     return absl::UnknownError(absl::StrCat(method, " ", path, ": HTTP ",
                                            reply.status, ": ", message));
   }
-  return reply.body;
+  return std::move(reply.body);
+}
+
+HttpPostOptions CallOptions() {
+  HttpPostOptions http;
+  http.timeout = absl::Minutes(10);  // a submit reads the whole input once
+  return http;
+}
+
+std::string UrlOf(const JobsCommandOptions& o, absl::string_view path) {
+  return absl::StrCat(absl::StripSuffix(o.server, "/"), path);
+}
+
+// One call to the server.
+absl::StatusOr<std::string> Call(const JobsCommandOptions& o,
+                                 absl::string_view method,
+                                 absl::string_view path,
+                                 absl::string_view body = "",
+                                 absl::string_view content_type = "") {
+  ASSIGN_OR_RETURN(
+      HttpReply reply,
+      HttpCall(method, UrlOf(o, path), body,
+               content_type.empty() && !body.empty() ? "application/json"
+                                                     : content_type,
+               {}, CallOptions()));
+  return Answer(method, path, std::move(reply));
 }
 
 std::string Str(element e, const char* key) {
@@ -112,32 +127,36 @@ bool Terminal(const std::string& status) {
          status == "cancelled";
 }
 
+// Streams the file from disk as a multipart upload: memory does not grow
+// with it.
 absl::StatusOr<std::string> Upload(const JobsCommandOptions& o) {
-  std::ifstream in(o.upload, std::ios::binary);
-  if (!in) {
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(o.upload, ec)) {
     return absl::NotFoundError(
-        absl::StrCat("--file: cannot read '", o.upload, "'"));
+        absl::StrCat("--file: cannot read '", o.upload, "': not a file"));
   }
-  const std::string data((std::istreambuf_iterator<char>(in)),
-                         std::istreambuf_iterator<char>());
   std::mt19937_64 rng{std::random_device{}()};
   const std::string boundary = absl::StrFormat("ferry-%016x", rng());
   std::string filename = o.upload;
   if (size_t slash = filename.rfind('/'); slash != std::string::npos) {
     filename = filename.substr(slash + 1);
   }
-  std::string body = absl::StrCat(
+  HttpBodyFile body;
+  body.prefix = absl::StrCat(
       "--", boundary,
       "\r\nContent-Disposition: form-data; name=\"purpose\"\r\n\r\nbatch\r\n",
       "--", boundary, "\r\nContent-Disposition: form-data; name=\"file\"; ",
       "filename=\"", filename,
       "\"\r\nContent-Type: application/octet-stream\r\n\r\n");
-  body += data;
-  absl::StrAppend(&body, "\r\n--", boundary, "--\r\n");
+  body.path = o.upload;
+  body.suffix = absl::StrCat("\r\n--", boundary, "--\r\n");
   ASSIGN_OR_RETURN(
-      std::string reply,
-      Call(o, "POST", "/v1/files", body,
-           absl::StrCat("multipart/form-data; boundary=", boundary)));
+      HttpReply answer,
+      HttpUpload("POST", UrlOf(o, "/v1/files"), body,
+                 absl::StrCat("multipart/form-data; boundary=", boundary),
+                 CallOptions()));
+  ASSIGN_OR_RETURN(std::string reply,
+                   Answer("POST", "/v1/files", std::move(answer)));
   simdjson::dom::parser parser;
   element doc;
   if (parser.parse(reply).get(doc) != simdjson::SUCCESS) {
@@ -216,14 +235,45 @@ absl::StatusOr<std::string> Wait(const JobsCommandOptions& o,
   }
 }
 
-absl::Status WriteTo(const std::string& path, const std::string& data,
-                     std::ostream& out) {
-  if (path.empty() || path == "-") {
-    out << data;
+// Streams a server file to `path` (whole or not at all: it arrives under a
+// temporary name, renamed once complete), or to `out` for "" or "-". Memory
+// does not grow with the file.
+absl::Status Fetch(const JobsCommandOptions& o, const std::string& file_id,
+                   const std::string& path, std::ostream& out) {
+  const bool to_out = path.empty() || path == "-";
+  const std::string partial =
+      to_out ? (std::filesystem::temp_directory_path() /
+                absl::StrCat("ferry-download-", getpid(), "-", file_id))
+                   .string()
+             : absl::StrCat(path, ".part-", getpid());
+  const absl::StatusOr<uint64_t> got =
+      HttpDownload(UrlOf(o, absl::StrCat("/v1/files/", file_id, "/content")),
+                   partial, CallOptions());
+  std::error_code ec;
+  if (!got.ok()) {
+    std::filesystem::remove(partial, ec);
+    return got.status();
+  }
+  if (!to_out) {
+    std::filesystem::rename(partial, path, ec);
+    if (ec) {
+      std::filesystem::remove(partial, ec);
+      return absl::FailedPreconditionError(
+          absl::StrCat("cannot write '", path, "': ", ec.message()));
+    }
     return absl::OkStatus();
   }
-  // Whole or not at all: an interrupted download leaves no partial file.
-  return WriteFileAtomically(path, data);
+  {
+    std::ifstream in(partial, std::ios::binary);
+    std::vector<char> piece(1 << 20);
+    while (in && out) {
+      in.read(piece.data(), static_cast<std::streamsize>(piece.size()));
+      out.write(piece.data(), in.gcount());
+    }
+  }
+  std::filesystem::remove(partial, ec);
+  if (!out) return absl::UnavailableError("cannot write the file to stdout");
+  return absl::OkStatus();
 }
 
 absl::StatusOr<int> Run(const JobsCommandOptions& o, std::ostream& out,
@@ -293,14 +343,10 @@ absl::StatusOr<int> Run(const JobsCommandOptions& o, std::ostream& out,
           absl::StrCat("job ", o.job, " is ", Str(job, "status"),
                        "; its output is not ready"));
     }
-    ASSIGN_OR_RETURN(std::string data,
-                     Call(o, "GET", "/v1/files/" + output_id + "/content"));
-    RETURN_IF_ERROR(WriteTo(o.output_file, data, out));
+    RETURN_IF_ERROR(Fetch(o, output_id, o.output_file, out));
     const std::string errors_id = Str(job, "error_file_id");
     if (!o.errors_file.empty() && !errors_id.empty()) {
-      ASSIGN_OR_RETURN(std::string errors,
-                       Call(o, "GET", "/v1/files/" + errors_id + "/content"));
-      RETURN_IF_ERROR(WriteTo(o.errors_file, errors, out));
+      RETURN_IF_ERROR(Fetch(o, errors_id, o.errors_file, out));
     }
     return 0;
   }

@@ -877,6 +877,21 @@ class JobsCliTest(unittest.TestCase):
         with open(got) as f:
             ids = sorted(json.loads(l)["custom_id"] for l in f)
         self.assertEqual(ids, sorted("c%d" % i for i in range(20)))
+        # Without --output-file it goes to stdout; no partial file is left.
+        d = self.cli("download", job_id)
+        self.assertEqual(d.returncode, 0, d.stderr)
+        with open(got) as f:
+            self.assertEqual(d.stdout, f.read())
+        self.assertEqual([n for n in os.listdir(TMP) if ".part-" in n], [])
+        # The client streams the file from disk; a server that refuses it
+        # (above --max-upload-bytes, before the whole body is sent) is heard.
+        huge = os.path.join(TMP, "cli-huge.jsonl")
+        with open(huge, "w") as f:
+            f.write("x" * (4 * MAX_UPLOAD))
+        p = self.cli("submit", "--model", "fraud_xgb", "--file", huge)
+        self.assertEqual(p.returncode, 1)
+        self.assertIn("HTTP 413", p.stderr)
+        self.assertIn("--max-upload-bytes", p.stderr)
 
     def test_errors_are_clear(self):
         p = self.cli("status", "batch_nope")

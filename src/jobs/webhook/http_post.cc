@@ -8,9 +8,11 @@
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
+#include <fstream>
 #include <limits>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/strings/ascii.h"
@@ -23,6 +25,7 @@
 #include "boost/asio/ip/tcp.hpp"
 #include "boost/asio/ssl/context.hpp"
 #include "boost/asio/ssl/host_name_verification.hpp"
+#include "boost/asio/write.hpp"
 #include "boost/beast/core/error.hpp"
 #include "boost/beast/core/flat_buffer.hpp"
 #include "boost/beast/core/stream_traits.hpp"
@@ -181,19 +184,97 @@ absl::StatusOr<HttpReply> ReadToFile(net::io_context& ioc, Stream& stream,
   return reply;
 }
 
+// Writes `request`'s headers (its Content-Length already set), then the
+// body from `upload` piece by piece, each write allowed `timeout`; then gives
+// the response the same `timeout` to start.
+template <class Stream>
+absl::Status WriteBodyFile(net::io_context& ioc, Stream& stream,
+                           const WebhookUrl& u,
+                           const http::request<http::string_body>& request,
+                           const HttpBodyFile& upload, absl::Duration timeout) {
+  const std::string method(request.method_string());
+  beast::error_code ec;
+  auto write = [&](net::const_buffer data) -> absl::Status {
+    beast::get_lowest_layer(stream).expires_after(
+        absl::ToChronoNanoseconds(timeout));
+    net::async_write(stream, data,
+                     [&](const beast::error_code& e, size_t) { ec = e; });
+    RunPending(ioc);
+    if (ec) return Failure(method, u, "sending the body", ec, timeout);
+    return absl::OkStatus();
+  };
+  std::ifstream in(upload.path, std::ios::binary);
+  if (!in) {
+    return absl::NotFoundError(absl::StrCat(
+        method, " ", u.display, ": cannot read '", upload.path, "'"));
+  }
+  http::request_serializer<http::string_body> serializer(request);
+  http::async_write_header(stream, serializer,
+                           [&](const beast::error_code& e, size_t) { ec = e; });
+  RunPending(ioc);
+  if (ec) return Failure(method, u, "sending the request", ec, timeout);
+  RETURN_IF_ERROR(write(net::buffer(upload.prefix)));
+  uint64_t total = 0;
+  if (!absl::SimpleAtoi(std::string(request[http::field::content_length]),
+                        &total) ||
+      total < upload.prefix.size() + upload.suffix.size()) {
+    return absl::InternalError("upload without a Content-Length");
+  }
+  const uint64_t file_bytes =
+      total - upload.prefix.size() - upload.suffix.size();
+  std::vector<char> piece(1 << 20);
+  uint64_t sent = 0;
+  while (sent < file_bytes) {
+    const size_t want = static_cast<size_t>(
+        std::min<uint64_t>(piece.size(), file_bytes - sent));
+    in.read(piece.data(), static_cast<std::streamsize>(want));
+    if (static_cast<size_t>(in.gcount()) != want) {
+      return absl::DataLossError(absl::StrCat(
+          method, " ", u.display, ": '", upload.path, "' shrank while it was ",
+          "being sent (", sent + static_cast<uint64_t>(in.gcount()), " of ",
+          file_bytes, " bytes)"));
+    }
+    RETURN_IF_ERROR(write(net::buffer(piece.data(), want)));
+    sent += want;
+  }
+  if (in.peek() != std::ifstream::traits_type::eof()) {
+    return absl::DataLossError(absl::StrCat(method, " ", u.display, ": '",
+                                            upload.path,
+                                            "' grew while it was being sent"));
+  }
+  RETURN_IF_ERROR(write(net::buffer(upload.suffix)));
+  beast::get_lowest_layer(stream).expires_after(
+      absl::ToChronoNanoseconds(timeout));
+  return absl::OkStatus();
+}
+
 template <class Stream>
 absl::StatusOr<HttpReply> Exchange(
     net::io_context& ioc, Stream& stream, const WebhookUrl& u,
     const http::request<http::string_body>& request,
     const HttpPostOptions& options, std::optional<uint64_t> body_limit,
-    const std::string* download_to) {
+    const std::string* download_to, const HttpBodyFile* upload) {
   const absl::Duration timeout = options.timeout;
   const std::string method(request.method_string());
   beast::error_code ec;
-  http::async_write(stream, request,
-                    [&](const beast::error_code& e, size_t) { ec = e; });
-  RunPending(ioc);
-  if (ec) return Failure(method, u, "sending the request", ec, timeout);
+  absl::Status upload_error;
+  if (upload == nullptr) {
+    http::async_write(stream, request,
+                      [&](const beast::error_code& e, size_t) { ec = e; });
+    RunPending(ioc);
+    if (ec) return Failure(method, u, "sending the request", ec, timeout);
+  } else {
+    upload_error = WriteBodyFile(ioc, stream, u, request, *upload, timeout);
+    // A server may answer before the whole body is sent (413, 401...) and
+    // close, failing the write: its answer says more than the write error.
+    if (!upload_error.ok() && !absl::IsUnavailable(upload_error) &&
+        !absl::IsDeadlineExceeded(upload_error)) {
+      return upload_error;
+    }
+    if (!upload_error.ok()) {
+      beast::get_lowest_layer(stream).expires_after(std::chrono::seconds(2));
+    }
+  }
   if (download_to != nullptr) {
     return ReadToFile(ioc, stream, u, method, options, *download_to);
   }
@@ -210,6 +291,7 @@ absl::StatusOr<HttpReply> Exchange(
         [&](const beast::error_code& e, size_t) { ec = e; });
   }
   RunPending(ioc);
+  if (ec && !upload_error.ok()) return upload_error;
   if (ec) return Failure(method, u, "reading the response", ec, timeout);
   reply.status = static_cast<int>(parser.get().result_int());
   reply.content_type = std::string(parser.get()[http::field::content_type]);
@@ -233,7 +315,8 @@ absl::StatusOr<HttpReply> SendHttps(
     net::io_context& ioc, const tcp::resolver::results_type& endpoints,
     const WebhookUrl& u, const http::request<http::string_body>& request,
     SteadyTime deadline, const HttpPostOptions& options,
-    std::optional<uint64_t> body_limit, const std::string* download_to) {
+    std::optional<uint64_t> body_limit, const std::string* download_to,
+    const HttpBodyFile* upload) {
   const std::string method(request.method_string());
   ssl::context ctx(ssl::context::tls_client);
   beast::error_code ec;
@@ -263,7 +346,8 @@ absl::StatusOr<HttpReply> SendHttps(
                          [&](const beast::error_code& e) { ec = e; });
   RunPending(ioc);
   if (ec) return Failure(method, u, "TLS handshake", ec, options.timeout);
-  return Exchange(ioc, stream, u, request, options, body_limit, download_to);
+  return Exchange(ioc, stream, u, request, options, body_limit, download_to,
+                  upload);
 }
 
 }  // namespace
@@ -339,7 +423,8 @@ absl::StatusOr<HttpReply> Send(http::verb verb, const std::string& url,
                                const HttpHeaders& headers,
                                const HttpPostOptions& options,
                                std::optional<uint64_t> body_limit,
-                               const std::string* download_to = nullptr) {
+                               const std::string* download_to = nullptr,
+                               const HttpBodyFile* upload = nullptr) {
   const std::string method(http::to_string(verb));
   ASSIGN_OR_RETURN(const WebhookUrl u, ParseWebhookUrl(url));
   http::request<http::string_body> request{verb, u.target, 11};
@@ -359,7 +444,17 @@ absl::StatusOr<HttpReply> Send(http::verb verb, const std::string& url,
     }
     request.set(name, value);
   }
-  if (verb != http::verb::get || !body.empty()) {
+  if (upload != nullptr) {
+    std::error_code size_ec;
+    const uint64_t size = std::filesystem::file_size(upload->path, size_ec);
+    if (size_ec) {
+      return absl::NotFoundError(absl::StrCat(method, " ", u.display,
+                                              ": cannot read '", upload->path,
+                                              "': ", size_ec.message()));
+    }
+    request.content_length(upload->prefix.size() + size +
+                           upload->suffix.size());
+  } else if (verb != http::verb::get || !body.empty()) {
     request.body() = std::string(body);
     request.prepare_payload();
   }
@@ -371,12 +466,13 @@ absl::StatusOr<HttpReply> Send(http::verb verb, const std::string& url,
                    Resolve(ioc, method, u, deadline, options.timeout));
   if (u.https) {
     return SendHttps(ioc, endpoints, u, request, deadline, options, body_limit,
-                     download_to);
+                     download_to, upload);
   }
   beast::tcp_stream stream(ioc);
   stream.expires_at(deadline);
   RETURN_IF_ERROR(Connect(ioc, stream, endpoints, method, u, options.timeout));
-  return Exchange(ioc, stream, u, request, options, body_limit, download_to);
+  return Exchange(ioc, stream, u, request, options, body_limit, download_to,
+                  upload);
 }
 
 }  // namespace
@@ -401,6 +497,22 @@ absl::StatusOr<HttpReply> HttpCall(
         absl::StrCat("unknown HTTP method '", method, "'"));
   }
   return Send(verb, url, body, content_type, headers, options, max_body_bytes);
+}
+
+absl::StatusOr<HttpReply> HttpUpload(absl::string_view method,
+                                     const std::string& url,
+                                     const HttpBodyFile& body,
+                                     absl::string_view content_type,
+                                     const HttpPostOptions& options,
+                                     uint64_t max_body_bytes) {
+  const http::verb verb =
+      http::string_to_verb(beast::string_view(method.data(), method.size()));
+  if (verb == http::verb::unknown) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("unknown HTTP method '", method, "'"));
+  }
+  return Send(verb, url, "", content_type, {}, options, max_body_bytes, nullptr,
+              &body);
 }
 
 absl::StatusOr<uint64_t> HttpDownload(const std::string& url,

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // PostJson: a small blocking HTTP/1.1 client, just enough to deliver webhooks
-// (and, with HttpCall and HttpDownload, for `ferry jobs` and for jobs whose
+// (and, with HttpCall, HttpUpload and HttpDownload, for `ferry jobs` and for jobs
 // input is an http(s) URL).
 //
 // One request per connection (`Connection: close`), no redirects (following
@@ -89,6 +89,24 @@ absl::StatusOr<HttpReply> HttpCall(absl::string_view method,
                                    const HttpHeaders& headers,
                                    const HttpPostOptions& options,
                                    uint64_t max_body_bytes = uint64_t{1} << 31);
+
+// A request body sent from a file: `prefix`, then the file's bytes, then
+// `suffix` (e.g. a multipart upload's part headers and closing boundary).
+struct HttpBodyFile {
+  std::string prefix;
+  std::string path;
+  std::string suffix;
+};
+
+// As HttpCall, but the body streams from `body.path` in pieces, so memory
+// does not grow with the file. `options.timeout` bounds connecting, then each
+// write of a piece and the wait for the response headers, not the whole
+// transfer. NOT_FOUND naming the path when the file cannot be read;
+// DATA_LOSS when it changes size while being sent.
+absl::StatusOr<HttpReply> HttpUpload(
+    absl::string_view method, const std::string& url, const HttpBodyFile& body,
+    absl::string_view content_type, const HttpPostOptions& options,
+    uint64_t max_body_bytes = uint64_t{1} << 31);
 
 // GETs `url` into the file `path` (created or truncated) and returns the
 // bytes written. The body streams to disk: memory does not grow with it.

@@ -298,5 +298,47 @@ TEST(HttpDownloadTest, StatusesAndPathsAreErrorsNamingThem) {
   }
 }
 
+TEST(HttpUploadTest, StreamsAFileBetweenAPrefixAndASuffix) {
+  testing::TempDir dir;
+  TestReceiver receiver({201});
+  receiver.set_body("{\"id\": \"file-1\"}");
+  std::string data;  // several of the client's 1 MiB pieces
+  for (int i = 0; i < 400'000; ++i) absl::StrAppend(&data, i, ",", i % 7, "\n");
+  ASSERT_GT(data.size(), 2u << 20);
+  const std::string path = (dir.path() / "in.csv").string();
+  {
+    std::ofstream out(path, std::ios::binary);
+    out << data;
+  }
+  HttpBodyFile body{"--b\r\nheaders\r\n\r\n", path, "\r\n--b--\r\n"};
+  HttpPostOptions options;
+  options.timeout = absl::Seconds(5);
+  const absl::StatusOr<HttpReply> reply =
+      HttpUpload("POST", receiver.url("/v1/files"), body,
+                 "multipart/form-data; boundary=b", options);
+  ASSERT_TRUE(reply.ok()) << reply.status();
+  EXPECT_EQ(reply->status, 201);
+  EXPECT_EQ(reply->body, "{\"id\": \"file-1\"}");
+  const std::vector<ReceivedRequest> got = receiver.requests();
+  ASSERT_EQ(got.size(), 1u);
+  EXPECT_EQ(got[0].method, "POST");
+  EXPECT_EQ(got[0].target, "/v1/files");
+  EXPECT_EQ(got[0].headers.at("content-type"),
+            "multipart/form-data; boundary=b");
+  EXPECT_EQ(
+      got[0].headers.at("content-length"),
+      std::to_string(body.prefix.size() + data.size() + body.suffix.size()));
+  EXPECT_EQ(got[0].body, body.prefix + data + body.suffix);
+
+  // A file that is not there: NOT_FOUND naming it, nothing sent.
+  body.path = (dir.path() / "missing.csv").string();
+  const absl::Status missing =
+      HttpUpload("POST", receiver.url("/v1/files"), body, "text/csv", options)
+          .status();
+  EXPECT_EQ(missing.code(), absl::StatusCode::kNotFound) << missing;
+  EXPECT_TRUE(absl::StrContains(missing.message(), "missing.csv")) << missing;
+  EXPECT_EQ(receiver.requests().size(), 1u);
+}
+
 }  // namespace
 }  // namespace ferry

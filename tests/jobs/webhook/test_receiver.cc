@@ -16,6 +16,7 @@
 #include "boost/asio/ssl/context.hpp"
 #include "boost/asio/ssl/stream.hpp"
 #include "boost/beast/core/flat_buffer.hpp"
+#include "boost/beast/http/parser.hpp"
 #include "boost/beast/http/read.hpp"
 #include "boost/beast/http/string_body.hpp"
 #include "boost/beast/http/write.hpp"
@@ -61,9 +62,11 @@ void Exchange(Stream& stream, int status, const std::string& body,
               Record record) {
   beast::error_code ec;
   beast::flat_buffer buffer;
-  http::request<http::string_body> request;
-  http::read(stream, buffer, request, ec);
+  http::request_parser<http::string_body> parser;
+  parser.body_limit(64 << 20);  // uploads in tests are a few MB
+  http::read(stream, buffer, parser, ec);
   if (ec) return;
+  const http::request<http::string_body>& request = parser.get();
   ReceivedRequest r;
   r.method = std::string(request.method_string());
   r.target = std::string(request.target());
