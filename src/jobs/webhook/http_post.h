@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // PostJson: a small blocking HTTP/1.1 client, just enough to deliver webhooks
-// (and, with HttpCall, HttpUpload and HttpDownload, for `ferry jobs` and for jobs
-// input is an http(s) URL).
+// (and, with HttpCall, HttpUpload and HttpDownload, for `ferry jobs` and for
+// jobs whose input is an http(s) URL).
 //
 // One request per connection (`Connection: close`), no redirects (following
 // one would let a receiver point Ferry at any other host), no proxies. Only
