@@ -679,6 +679,16 @@ absl::Status JobRunner::Finalize(const JobRecord& snapshot) {
   const bool all_done = std::all_of(
       chunks.begin(), chunks.end(),
       [](const ChunkRecord& c) { return c.state == ChunkState::kDone; });
+  if (job.state == JobState::kCancelling && chunks.empty()) {
+    // Cancelled before its input was validated (or downloaded): no record
+    // was read, so there is nothing to write and nothing to count.
+    RETURN_IF_ERROR(store_->Transition(job.id, {JobState::kCancelling},
+                                       JobState::kCancelled, now));
+    std::error_code ec;
+    std::filesystem::remove_all(options_.work_dir / job.id, ec);
+    ReportTerminal(job.id);
+    return absl::OkStatus();
+  }
   JobState terminal = JobState::kCompleted;
   std::string code;
   if (job.state == JobState::kCancelling) {

@@ -179,6 +179,23 @@ class WebhookReceiver:
             def log_message(self, *args):
                 pass
 
+            def do_GET(self):
+                # /slow/...: a CSV that trickles for up to 30 s (a download
+                # still running when the job is cancelled).
+                if not self.path.startswith("/slow/"):
+                    return super().do_GET()
+                self.send_response(200)
+                self.send_header("Content-Length", str(10 << 20))
+                self.end_headers()
+                try:
+                    self.wfile.write(b"id,a\n")
+                    for i in range(600):
+                        self.wfile.write(b"%d,%d\n" % (i, i))
+                        self.wfile.flush()
+                        time.sleep(0.05)
+                except OSError:
+                    pass  # the client went away
+
         self.httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
         self.thread.start()
@@ -206,6 +223,23 @@ class FileServer:
 
             def log_message(self, *args):
                 pass
+
+            def do_GET(self):
+                # /slow/...: a CSV that trickles for up to 30 s (a download
+                # still running when the job is cancelled).
+                if not self.path.startswith("/slow/"):
+                    return super().do_GET()
+                self.send_response(200)
+                self.send_header("Content-Length", str(10 << 20))
+                self.end_headers()
+                try:
+                    self.wfile.write(b"id,a\n")
+                    for i in range(600):
+                        self.wfile.write(b"%d,%d\n" % (i, i))
+                        self.wfile.flush()
+                        time.sleep(0.05)
+                except OSError:
+                    pass  # the client went away
 
         self.httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
@@ -695,6 +729,21 @@ class NativeJobTest(unittest.TestCase):
                            capture_output=True, text=True, timeout=60)
         self.assertEqual(p.returncode, 0, p.stderr)
         self.assertIn("error: input_url: GET %s/missing.csv: HTTP 404" % FILES_URL, p.stdout)
+
+    def test_cancelling_a_job_stops_its_input_download(self):
+        r = post("/v1/jobs", {"model": "fraud_xgb", "id_column": "id",
+                              "input": FILES_URL + "/slow/trickle.csv"})
+        self.assertEqual(r.status_code, 200, r.text)
+        job = r.json()
+        time.sleep(1)  # the download is under way
+        self.assertEqual(get("/v1/jobs/" + job["id"]).json()["status"], "validating")
+        started = time.time()
+        self.assertEqual(post("/v1/jobs/%s/cancel" % job["id"]).status_code, 200)
+        done = wait_terminal("jobs", job["id"], timeout=20)
+        self.assertEqual(done["status"], "cancelled", done)
+        self.assertLess(time.time() - started, 15)  # not the 30 s the file takes
+        files = os.path.join(TMP, "state-main", "files")
+        self.assertEqual([n for n in os.listdir(files) if job["id"] in n], [])
 
     def test_uploaded_csv_without_output_becomes_a_file(self):
         text = "id,x_0,x_1\n" + "".join("r%d,%d,0.5\n" % (i, i) for i in range(10))

@@ -292,6 +292,28 @@ TEST_F(JobRunnerTest, CancelKeepsPartialOutputAndAccountsForEveryRecord) {
             absl::StatusCode::kFailedPrecondition);
 }
 
+TEST_F(JobRunnerTest, AJobCancelledBeforeValidationIsCancelledNotFailed) {
+  FakeClock clock;
+  MemoryJobStore store;
+  JobRunner runner(&store, &store, manager_.get(), RunnerOptions(&clock));
+  absl::StatusOr<JobRecord> job =
+      runner.Submit(Spec("m", testing::MakeCsv(30), 10));
+  ASSERT_TRUE(job.ok());
+  // Cancelled while still validating (e.g. its input still downloading).
+  ASSERT_TRUE(runner.Cancel(job->id).ok());
+  runner.Housekeep();
+  const JobRecord done = *store.GetJob(job->id);
+  EXPECT_EQ(done.state, JobState::kCancelled) << done.error;
+  EXPECT_EQ(done.cancelled_at, clock.Now());
+  EXPECT_EQ(done.counts, (RequestCounts{0, 0, 0}));
+  // The validation that was under way ends without reviving it.
+  runner.ValidatePending();
+  EXPECT_EQ(store.GetJob(job->id)->state, JobState::kCancelled);
+  MutexLock lock(&mu_);
+  ASSERT_EQ(terminal_.size(), 1u);
+  EXPECT_EQ(terminal_[0].state, JobState::kCancelled);
+}
+
 TEST_F(JobRunnerTest, ExpiryWritesBatchExpiredForRecordsThatNeverRan) {
   FakeClock clock;
   MemoryJobStore store;
