@@ -179,23 +179,6 @@ class WebhookReceiver:
             def log_message(self, *args):
                 pass
 
-            def do_GET(self):
-                # /slow/...: a CSV that trickles for up to 30 s (a download
-                # still running when the job is cancelled).
-                if not self.path.startswith("/slow/"):
-                    return super().do_GET()
-                self.send_response(200)
-                self.send_header("Content-Length", str(10 << 20))
-                self.end_headers()
-                try:
-                    self.wfile.write(b"id,a\n")
-                    for i in range(600):
-                        self.wfile.write(b"%d,%d\n" % (i, i))
-                        self.wfile.flush()
-                        time.sleep(0.05)
-                except OSError:
-                    pass  # the client went away
-
         self.httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
         self.thread.start()
