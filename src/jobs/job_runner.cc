@@ -55,7 +55,15 @@ JobRunner::JobRunner(JobStore* store, WorkQueue* queue, ModelManager* models,
         if (options.worker_id.empty()) options.worker_id = DefaultWorkerId();
         options.parallel_chunks = std::max(1, options.parallel_chunks);
         return std::move(options);
-      }()) {}
+      }()) {
+  if (options_.fetch_input) {
+    fetcher_ = std::make_unique<InputFetcher>(
+        options_.fetch_input, options_.clock, options_.fetch_threads,
+        [this](const std::string& id, const absl::Status& s) {
+          Fetched(id, s);
+        });
+  }
+}
 
 JobRunner::~JobRunner() { Stop(); }
 
@@ -116,43 +124,29 @@ std::optional<std::string> JobRunner::NextToValidate() {
   return id;
 }
 
-absl::Status JobRunner::FetchInput(const std::string& job_id,
-                                   const std::string& url,
-                                   const std::string& path) {
-  // Fetched once: a restart during validation finds the file in place.
-  std::error_code ec;
-  if (fs::is_regular_file(path, ec)) return absl::OkStatus();
-  if (!options_.fetch_input) {
-    return absl::FailedPreconditionError(
-        absl::StrCat("input_url: this runner does not download inputs"));
-  }
-  // Into a temporary name first: a partial download never reads as the
-  // input.
-  const std::string partial = path + ".download";
-  absl::Status s;
-  for (int attempt = 1; attempt <= 3; ++attempt) {
-    s = options_.fetch_input(url, partial,
-                             [this, &job_id] { return Stopping(job_id); });
-    if (s.ok() || !(absl::IsUnavailable(s) || absl::IsDeadlineExceeded(s)) ||
-        Stopping(job_id)) {
-      break;
-    }
-    if (attempt < 3) {
-      options_.clock->SleepFor(absl::Seconds(attempt));
-    }
+void JobRunner::Fetched(const std::string& id, const absl::Status& s) {
+  {
+    MutexLock lock(&mu_);
+    fetching_.erase(id);
   }
   if (s.ok()) {
-    fs::rename(partial, path, ec);
-    if (ec) {
-      s = absl::InternalError(absl::StrCat(
-          "input_url: moving the download to '", path, "': ", ec.message()));
-    }
+    MutexLock lock(&mu_);
+    to_validate_.push_back(id);
+    wake_.SignalAll();
+  } else if (!absl::IsCancelled(s)) {
+    FailValidation(id, s);
   }
-  if (!s.ok()) {
-    fs::remove(partial, ec);
-    return absl::Status(s.code(), absl::StrCat("input_url: ", s.message()));
+  // Cancelled: the job was cancelled (the housekeeper ends it) or the runner
+  // is stopping (validated, and fetched, again at the next start).
+}
+
+void JobRunner::FailValidation(const std::string& id, const absl::Status& why) {
+  if (store_
+          ->Transition(id, {JobState::kValidating}, JobState::kFailed,
+                       options_.clock->Now(), why.message())
+          .ok()) {
+    ReportTerminal(id);
   }
-  return absl::OkStatus();
 }
 
 void JobRunner::ValidatePending() {
@@ -175,10 +169,22 @@ absl::Status JobRunner::Validate(const std::string& id) {
   // The validation pass: the whole file is read once, counted and cut into
   // chunks, and the column mapping is checked against the model.
   absl::Status invalid = model.status();
-  if (invalid.ok() && !options.input_url.empty()) {
-    invalid = FetchInput(id, options.input_url, job.input_path);
-    // Stopping: validated again (and fetched) at the next start.
-    if (absl::IsCancelled(invalid)) return invalid;
+  std::error_code ec;
+  if (invalid.ok() && !options.input_url.empty() &&
+      !fs::is_regular_file(job.input_path, ec)) {
+    if (fetcher_ == nullptr) {
+      invalid = absl::FailedPreconditionError(
+          "input_url: this runner does not download inputs");
+    } else {
+      // On a fetch thread; validated once it is here (Fetched).
+      {
+        MutexLock lock(&mu_);
+        fetching_.insert(id);
+      }
+      fetcher_->Add(id, options.input_url, job.input_path,
+                    [this, id] { return Stopping(id); });
+      return absl::OkStatus();
+    }
   }
   absl::StatusOr<InputScan> scan = absl::UnknownError("not scanned");
   if (invalid.ok()) {
@@ -191,16 +197,11 @@ absl::Status JobRunner::Validate(const std::string& id) {
         RecordCodec::Create(options.format, model->options, *scan, options.csv)
             .status();
   }
-  const absl::Time now = options_.clock->Now();
   if (!invalid.ok()) {
-    if (store_
-            ->Transition(id, {JobState::kValidating}, JobState::kFailed, now,
-                         invalid.message())
-            .ok()) {
-      ReportTerminal(id);
-    }
+    FailValidation(id, invalid);
     return absl::OkStatus();
   }
+  const absl::Time now = options_.clock->Now();
   // Each step may run again after a crash: the options are the same, and
   // chunks that are already stored (FAILED_PRECONDITION) were these chunks.
   RETURN_IF_ERROR(store_->SetJobOptions(id, JobOptionsToJson(options)));
@@ -375,7 +376,11 @@ void JobRunner::Stop() {
     threads.swap(threads_);
   }
   for (std::thread& t : threads) t.join();
+  // After the workers: none of them can queue a download any more. Running
+  // ones see Stopping() and end.
+  if (fetcher_ != nullptr) fetcher_->Stop();
   MutexLock lock(&mu_);
+  fetching_.clear();  // dropped downloads are asked for again at Start
   started_ = false;
 }
 
@@ -655,6 +660,13 @@ void JobRunner::Housekeep() {
   for (const std::string& id : running) (void)Progress(id);
   MutexLock lock(&mu_);
   runnable_ = std::move(runnable);
+  // A download keeps stopping after its job was cancelled (and so left the
+  // states listed above).
+  for (const std::string& id : fetching_) {
+    if (auto it = halted_.find(id); it != halted_.end() && it->second) {
+      halted[id] = true;
+    }
+  }
   halted_ = std::move(halted);
   if (!runnable_.empty()) wake_.SignalAll();
 }

@@ -5,8 +5,9 @@
 //               the validation pass (ScanInput + the codec's mapping check),
 //               stores the chunks and moves the job to in_progress, or fails
 //               it with the reason when the file cannot be read or mapped. A
-//               job left validating by a process that stopped is validated
-//               again by the next Start().
+//               job whose input is a URL is downloaded first, on a thread of
+//               an InputFetcher. A job left validating by a process that
+//               stopped is validated again by the next Start().
 //   workers     `parallel_chunks` threads lease chunks from the WorkQueue,
 //               run them (ExecuteChunk: records into the model's batcher at
 //               the offline level), write the chunk's part files (temporary
@@ -35,6 +36,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <thread>
 #include <utility>
@@ -45,6 +47,7 @@
 #include "core/clock.h"
 #include "core/mutex.h"
 #include "jobs/chunk_executor.h"
+#include "jobs/input_fetcher.h"
 #include "jobs/job_options.h"
 #include "jobs/progress_rate.h"
 #include "repository/model_manager.h"
@@ -104,14 +107,14 @@ class JobRunner {
     // Told about every job that reaches a terminal state (once per runner).
     std::function<void(const JobRecord&)> on_terminal;
     // Downloads a job's input_url to a local path (HttpDownload in `ferry
-    // serve`), giving up with CANCELLED once `stop` says so (the runner is
-    // stopping: the job is validated again at the next start); UNAVAILABLE or
-    // DEADLINE_EXCEEDED are tried again (3 attempts, 1 s then 2 s apart),
-    // anything else fails the job. Unset: jobs with an input_url fail
-    // validation.
-    std::function<absl::Status(const std::string& url, const std::string& path,
-                               std::function<bool()> stop)>
-        fetch_input;
+    // serve`) on one of `fetch_threads` threads of an InputFetcher (not a
+    // job worker), giving up with CANCELLED once `stop` says so (the job was
+    // cancelled, or the runner is stopping: the job is validated again at
+    // the next start); UNAVAILABLE or DEADLINE_EXCEEDED are tried again
+    // (3 attempts, 1 s then 2 s apart), anything else fails the job. Unset:
+    // jobs with an input_url fail validation.
+    InputFetcher::FetchFn fetch_input;
+    int fetch_threads = 2;
   };
 
   JobRunner(JobStore* store, WorkQueue* queue, ModelManager* models,
@@ -169,9 +172,11 @@ class JobRunner {
   // The validation pass of a job in state validating (see the file
   // comment); an error means: try again later.
   absl::Status Validate(const std::string& id);
-  // Downloads a job's input_url to its input_path, unless already there.
-  absl::Status FetchInput(const std::string& job_id, const std::string& url,
-                          const std::string& path);
+  // How a job's input download ended (InputFetcher's DoneFn).
+  void Fetched(const std::string& id, const absl::Status& s)
+      ABSL_LOCKS_EXCLUDED(mu_);
+  // Moves a job that cannot be validated to failed, saying why.
+  void FailValidation(const std::string& id, const absl::Status& why);
   // Takes the oldest job waiting for validation, if any.
   std::optional<std::string> NextToValidate() ABSL_LOCKS_EXCLUDED(mu_);
   void WorkerLoop(int index);
@@ -222,6 +227,10 @@ class JobRunner {
   // process that stopped), oldest first.
   std::deque<std::string> to_validate_ ABSL_GUARDED_BY(mu_);
   std::vector<std::thread> threads_;
+  // Jobs whose input is being downloaded (or queued for it).
+  std::set<std::string> fetching_ ABSL_GUARDED_BY(mu_);
+  // Downloads input URLs; null without options_.fetch_input.
+  std::unique_ptr<InputFetcher> fetcher_;
 };
 
 // Parts of a job: the name of chunk `index`'s file from lease `attempt`.

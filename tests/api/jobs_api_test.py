@@ -713,20 +713,40 @@ class NativeJobTest(unittest.TestCase):
         self.assertEqual(p.returncode, 0, p.stderr)
         self.assertIn("error: input_url: GET %s/missing.csv: HTTP 404" % FILES_URL, p.stdout)
 
-    def test_cancelling_a_job_stops_its_input_download(self):
-        r = post("/v1/jobs", {"model": "fraud_xgb", "id_column": "id",
-                              "input": FILES_URL + "/slow/trickle.csv"})
+    def test_input_downloads_hold_no_job_worker_and_stop_when_cancelled(self):
+        # As many trickling downloads as the server has job workers (2).
+        slow = []
+        for name in ("trickle-a.csv", "trickle-b.csv"):
+            r = post("/v1/jobs", {"model": "fraud_xgb", "id_column": "id",
+                                  "input": FILES_URL + "/slow/" + name})
+            self.assertEqual(r.status_code, 200, r.text)
+            slow.append(r.json()["id"])
+        time.sleep(1)  # both downloads are under way
+        # A job on a local file runs meanwhile: downloads have threads of
+        # their own (the files take 30 s to arrive).
+        inp = os.path.join(DATA, "beside-downloads.csv")
+        write_csv(inp, 200)
+        r = post("/v1/jobs", {"model": "fraud_xgb", "input": inp, "id_column": "id",
+                              "output": os.path.join(DATA, "beside-downloads.out.csv")})
         self.assertEqual(r.status_code, 200, r.text)
-        job = r.json()
-        time.sleep(1)  # the download is under way
-        self.assertEqual(get("/v1/jobs/" + job["id"]).json()["status"], "validating")
+        self.assertEqual(wait_terminal("jobs", r.json()["id"], timeout=20)["status"],
+                         "completed")
         started = time.time()
-        self.assertEqual(post("/v1/jobs/%s/cancel" % job["id"]).status_code, 200)
-        done = wait_terminal("jobs", job["id"], timeout=20)
-        self.assertEqual(done["status"], "cancelled", done)
-        self.assertLess(time.time() - started, 15)  # not the 30 s the file takes
+        for job_id in slow:
+            self.assertEqual(get("/v1/jobs/" + job_id).json()["status"], "validating")
+            self.assertEqual(post("/v1/jobs/%s/cancel" % job_id).status_code, 200)
+        for job_id in slow:
+            done = wait_terminal("jobs", job_id, timeout=20)
+            self.assertEqual(done["status"], "cancelled", done)
+            self.assertEqual(done["request_counts"]["total"], 0)
+        self.assertLess(time.time() - started, 15)  # not the 30 s the files take
+        # The downloads notice between two reads and remove their partial files.
         files = os.path.join(TMP, "state-main", "files")
-        self.assertEqual([n for n in os.listdir(files) if job["id"] in n], [])
+        left = lambda: [n for n in os.listdir(files) if any(j in n for j in slow)]
+        deadline = time.time() + 5
+        while left() and time.time() < deadline:
+            time.sleep(0.05)
+        self.assertEqual(left(), [])
 
     def test_uploaded_csv_without_output_becomes_a_file(self):
         text = "id,x_0,x_1\n" + "".join("r%d,%d,0.5\n" % (i, i) for i in range(10))
