@@ -88,7 +88,15 @@ absl::Status InputFetcher::Fetch(const Item& item) {
         stop()) {
       break;
     }
-    if (attempt < 3) clock_->SleepFor(absl::Seconds(attempt));
+    if (attempt < 3) {
+      // Stop() cuts the wait short.
+      const absl::Time wake = clock_->Now() + absl::Seconds(attempt);
+      MutexLock lock(&mu_);
+      while (!stopping_ && clock_->Now() < wake) {
+        clock_->WaitUntil(&mu_, &cv_, wake);
+      }
+    }
+    if (stop()) break;
   }
   if (s.ok()) {
     fs::rename(partial, item.path, ec);

@@ -156,6 +156,29 @@ TEST(InputFetcherTest, TransientErrorsAreTriedThreeTimesOnTheClock) {
   EXPECT_FALSE(fs::exists(path + ".download"));  // the partial is removed
 }
 
+TEST(InputFetcherTest, StopCutsAWaitBetweenAttemptsShort) {
+  testing::TempDir dir;
+  std::atomic<int> calls{0};
+  Outcomes outcomes;
+  InputFetcher fetcher(
+      [&](const std::string&, const std::string&,
+          std::function<bool()>) -> absl::Status {
+        ++calls;
+        return absl::UnavailableError("GET http://h/in: HTTP 503");
+      },
+      RealClock::Get(), 1, outcomes.Fn());
+  fetcher.Add("a", "http://h/in", (dir.path() / "in.csv").string(),
+              [] { return false; });
+  for (int i = 0; i < 2000 && calls == 0; ++i) {
+    absl::SleepFor(absl::Milliseconds(1));
+  }
+  const absl::Time start = absl::Now();
+  fetcher.Stop();  // during the 1 s wait after the first attempt
+  EXPECT_LT(absl::Now() - start, absl::Milliseconds(500));
+  EXPECT_EQ(outcomes.Wait("a").code(), absl::StatusCode::kCancelled);
+  EXPECT_EQ(calls, 1);
+}
+
 TEST(InputFetcherTest, OtherErrorsAreFinalAtOnce) {
   testing::TempDir dir;
   std::atomic<int> calls{0};
