@@ -60,6 +60,22 @@ std::string Read(const std::string& path) {
   return std::string(std::istreambuf_iterator<char>(in), {});
 }
 
+// A fetch that counts its calls and always answers `answer`.
+InputFetcher::FetchFn Failing(std::atomic<int>* calls, absl::Status answer) {
+  return [calls, answer](const std::string&, const std::string&,
+                         std::function<bool()>) {
+    ++*calls;
+    return answer;
+  };
+}
+
+// Waits (real time, bounded) until `calls` reaches `n`.
+void WaitForCalls(const std::atomic<int>& calls, int n) {
+  for (int i = 0; i < 20000 && calls < n; ++i) {
+    absl::SleepFor(absl::Milliseconds(1));
+  }
+}
+
 TEST(InputFetcherTest, ASlowDownloadDoesNotHoldUpAnother) {
   testing::TempDir dir;
   std::atomic<bool> release{false};
@@ -136,9 +152,7 @@ TEST(InputFetcherTest, TransientErrorsAreTriedThreeTimesOnTheClock) {
   // Waits (real time, bounded) until `n` attempts were made and the fetch
   // thread sleeps on the clock.
   auto attempts_then_sleep = [&](int n) {
-    for (int i = 0; i < 20000 && calls < n; ++i) {
-      absl::SleepFor(absl::Milliseconds(1));
-    }
+    WaitForCalls(calls, n);
     clock.BlockUntilWaiters(1);
     return calls.load();
   };
@@ -161,17 +175,11 @@ TEST(InputFetcherTest, StopCutsAWaitBetweenAttemptsShort) {
   std::atomic<int> calls{0};
   Outcomes outcomes;
   InputFetcher fetcher(
-      [&](const std::string&, const std::string&,
-          std::function<bool()>) -> absl::Status {
-        ++calls;
-        return absl::UnavailableError("GET http://h/in: HTTP 503");
-      },
+      Failing(&calls, absl::UnavailableError("GET http://h/in: HTTP 503")),
       RealClock::Get(), 1, outcomes.Fn());
   fetcher.Add("a", "http://h/in", (dir.path() / "in.csv").string(),
               [] { return false; });
-  for (int i = 0; i < 2000 && calls == 0; ++i) {
-    absl::SleepFor(absl::Milliseconds(1));
-  }
+  WaitForCalls(calls, 1);
   const absl::Time start = absl::Now();
   fetcher.Stop();  // during the 1 s wait after the first attempt
   EXPECT_LT(absl::Now() - start, absl::Milliseconds(500));
@@ -183,13 +191,9 @@ TEST(InputFetcherTest, OtherErrorsAreFinalAtOnce) {
   testing::TempDir dir;
   std::atomic<int> calls{0};
   Outcomes outcomes;
-  InputFetcher fetcher(
-      [&](const std::string&, const std::string&,
-          std::function<bool()>) -> absl::Status {
-        ++calls;
-        return absl::FailedPreconditionError("GET http://h/in: HTTP 404");
-      },
-      RealClock::Get(), 1, outcomes.Fn());
+  InputFetcher fetcher(Failing(&calls, absl::FailedPreconditionError(
+                                           "GET http://h/in: HTTP 404")),
+                       RealClock::Get(), 1, outcomes.Fn());
   fetcher.Add("a", "http://h/in", (dir.path() / "in.csv").string(),
               [] { return false; });
   const absl::Status s = outcomes.Wait("a");
@@ -214,9 +218,7 @@ TEST(InputFetcherTest, StopAbandonsRunningDownloadsAndDropsQueuedOnes) {
   fetcher.Add("a", "http://h/a", a, [] { return false; });
   fetcher.Add("b", "http://h/b", (dir.path() / "b.csv").string(),
               [] { return false; });
-  for (int i = 0; i < 2000 && calls == 0; ++i) {
-    absl::SleepFor(absl::Milliseconds(1));
-  }
+  WaitForCalls(calls, 1);
   fetcher.Stop();
   EXPECT_EQ(outcomes.Wait("a").code(), absl::StatusCode::kCancelled);
   EXPECT_EQ(outcomes.Count("b"), 0u);  // dropped, never started
