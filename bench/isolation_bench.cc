@@ -12,10 +12,15 @@
 //
 //   build/bench/isolation_bench --model-repository example-models
 //       --model fraud_xgb --rate 2000 --seconds 10 --record bench/RESULTS.md
+#include <pthread.h>
+#include <sched.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <random>
@@ -95,8 +100,22 @@ BatcherStatsSnapshot StatsOf(const ModelManager& manager,
 }
 
 // Sends Poisson arrivals at `rate` for `seconds`; waits for every answer.
+// --sender-fifo: RunOnline sends under SCHED_FIFO.
+bool g_sender_fifo = false;
+
 Phase RunOnline(ModelManager& manager, const std::string& model, int features,
                 double rate, double seconds, uint64_t seed) {
+  struct Fifo {
+    explicit Fifo(bool on) : on(on) { Set(on ? SCHED_FIFO : SCHED_OTHER, 1); }
+    ~Fifo() { Set(SCHED_OTHER, 0); }
+    void Set(int policy, int priority) {
+      if (!on) return;
+      sched_param param{};
+      param.sched_priority = policy == SCHED_FIFO ? priority : 0;
+      pthread_setschedparam(pthread_self(), policy, &param);
+    }
+    bool on;
+  } fifo(g_sender_fifo);
   auto lat = std::make_shared<Latencies>();
   const BatcherStatsSnapshot before = StatsOf(manager, model);
   std::mt19937_64 rng(seed);
@@ -206,6 +225,10 @@ int Main(int argc, char** argv) {
                  "offline-only batches run the engine under SCHED_IDLE while "
                  "online requests are about (as `ferry serve "
                  "--job-cpu-priority idle`)");
+  bool sender_fifo = false;
+  app.add_flag("--sender-fifo", sender_fifo,
+               "run the load generator's sender thread under SCHED_FIFO, as "
+               "if the client were on another machine (diagnostic)");
   app.add_option("--record", record, "append the result to this file");
   CLI11_PARSE(app, argc, argv);
   std::string command;
@@ -230,7 +253,23 @@ int Main(int argc, char** argv) {
   fs::create_directories(dir);
   const fs::path csv = dir / "offline.csv";
   WriteCsv(csv, offline_rows, features);
+  // Written back now, not by the kernel's flusher 30 s later: that is in the
+  // middle of the phase with the job, and ext4's writeback of a GB runs for
+  // milliseconds at a time that no thread of this process can preempt.
+  ::sync();
 
+  if (sender_fifo) {
+    sched_param param{};
+    param.sched_priority = 1;
+    if (int rc = pthread_setschedparam(pthread_self(), SCHED_FIFO, &param)) {
+      std::fprintf(stderr, "--sender-fifo: %s\n", std::strerror(rc));
+      return 1;
+    }
+    // Only while it sends (RunOnline): threads it starts inherit its policy.
+    param.sched_priority = 0;
+    pthread_setschedparam(pthread_self(), SCHED_OTHER, &param);
+    g_sender_fifo = true;
+  }
   // Warm up, then the online-only phase.
   RunOnline(manager, model, features, rate, 1.0, 1);
   const Phase alone = RunOnline(manager, model, features, rate, seconds, 2);

@@ -245,6 +245,10 @@ BatchDecision DecideBatch(absl::Span<const QueuedRequest> queue,
       wake(latest_start);
     }
   }
+  if (reason && !context.draining && !context.offline_only_allowed &&
+      fill.offline_rows == fill.rows) {
+    reason.reset();  // an instance finishing decides again
+  }
   if (reason) {
     decision.dispatch = std::move(fill.members);
     decision.reason = *reason;

@@ -118,6 +118,10 @@ struct PolicyContext {
   // An online request arrived recently (the batcher's call): offline rows
   // are capped per batch.
   bool online_active = true;
+  // Whether a batch of offline records alone may start now. The batcher says
+  // no while online requests are about and taking an instance would leave
+  // none free for them; such a batch waits for an instance to finish.
+  bool offline_only_allowed = true;
 };
 
 BatchDecision DecideBatch(absl::Span<const QueuedRequest> queue,

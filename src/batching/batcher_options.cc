@@ -117,6 +117,15 @@ absl::StatusOr<BatcherOptions> BatcherOptionsFromModel(
         *budget_us, " must be >= 0 (0: rows only)"));
   }
   p.offline_batch_budget = absl::Microseconds(budget_us.value_or(200));
+  ASSIGN_OR_RETURN(
+      std::optional<int64_t> reserved,
+      NumberParameter<int64_t>(model, "online_reserved_instances"));
+  if (reserved && (*reserved < 0 || *reserved > 1024)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "model '", model.name, "': parameters.online_reserved_instances ",
+        *reserved, " must be in [0, 1024] (0: off)"));
+  }
+  out.online_reserved_instances = static_cast<int>(reserved.value_or(1));
   LevelQueueOptions offline;
   offline.max_queue_size = queue_cap;
   out.levels.push_back(offline);

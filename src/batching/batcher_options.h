@@ -23,6 +23,12 @@
 //                         about (an online request in the last second)
 //   offline_batch_budget_us  and at most the rows the latency model computes
 //                         in this time (default 200; 0: rows only)
+//   online_reserved_instances  while online traffic is about, a batch of
+//                         offline records alone never takes the last this
+//                         many free instances (default 1; 0: off), so an
+//                         online request finds one free instead of waiting
+//                         for an offline batch; offline rows still fill
+//                         the online batches
 #ifndef FERRY_BATCHING_BATCHER_OPTIONS_H_
 #define FERRY_BATCHING_BATCHER_OPTIONS_H_
 
@@ -63,6 +69,11 @@ struct BatcherOptions {
   // While online requests are about, batches of offline records only run the
   // engine under SCHED_IDLE (core/thread_priority.h).
   bool offline_background = true;
+  // While online requests are about, a batch of offline records alone may
+  // start only if this many instances stay free after it (parameter
+  // online_reserved_instances; ignored when the model has no more instances
+  // than this).
+  int online_reserved_instances = 1;
 };
 
 // INVALID_ARGUMENT naming the parameter for a malformed Ferry parameter.

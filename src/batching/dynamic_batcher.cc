@@ -398,8 +398,13 @@ absl::Time DynamicBatcher::Step(int self, Failed* failed, bool* progress) {
     AddToSnapshot(it->second);
   }
 
-  const PolicyContext context{now, !idle_.empty(), draining_,
-                              now - last_online_enqueue_ < kOnlineActiveWindow};
+  const bool online_active = now - last_online_enqueue_ < kOnlineActiveWindow;
+  // Instances kept free for online requests while they are about.
+  const size_t reserved =
+      static_cast<size_t>(std::max(0, options_.online_reserved_instances));
+  const PolicyContext context{
+      now, !idle_.empty(), draining_, online_active,
+      !online_active || idle_.size() > reserved || engines_.size() <= reserved};
   auto predict = [this](int64_t rows) { return latency_.Predict(rows); };
   BatchDecision decision =
       DecideBatch(snapshot_, options_.policy, context, predict);

@@ -18,6 +18,7 @@
 #include "api/json_writer.h"
 #include "cli/progress_text.h"
 #include "core/status_macros.h"
+#include "jobs/files.h"
 #include "jobs/webhook/http_post.h"
 #include "simdjson.h"
 
@@ -254,15 +255,7 @@ absl::Status Fetch(const JobsCommandOptions& o, const std::string& file_id,
     std::filesystem::remove(partial, ec);
     return got.status();
   }
-  if (!to_out) {
-    std::filesystem::rename(partial, path, ec);
-    if (ec) {
-      std::filesystem::remove(partial, ec);
-      return absl::FailedPreconditionError(
-          absl::StrCat("cannot write '", path, "': ", ec.message()));
-    }
-    return absl::OkStatus();
-  }
+  if (!to_out) return RenameDurably(partial, path);
   {
     std::ifstream in(partial, std::ios::binary);
     std::vector<char> piece(1 << 20);

@@ -25,6 +25,26 @@ absl::Status Errno(absl::string_view what, const std::filesystem::path& path) {
       absl::StrCat(what, " '", path.string(), "': ", std::strerror(e)));
 }
 
+// Renames `from` over `to`, then fsyncs the directory (best effort: the
+// rename is done either way). `from` is removed if the rename fails.
+absl::Status RenameAndSyncDirectory(const std::filesystem::path& from,
+                                    const std::filesystem::path& to) {
+  if (::rename(from.c_str(), to.c_str()) != 0) {
+    absl::Status s = Errno("cannot rename into", to);
+    std::error_code ec;
+    std::filesystem::remove(from, ec);
+    return s;
+  }
+  const std::filesystem::path dir =
+      to.has_parent_path() ? to.parent_path() : ".";
+  const int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dfd >= 0) {
+    ::fsync(dfd);
+    ::close(dfd);
+  }
+  return absl::OkStatus();
+}
+
 absl::Status WriteAll(int fd, const char* data, size_t size,
                       const std::filesystem::path& path) {
   while (size > 0) {
@@ -122,20 +142,22 @@ absl::Status AtomicFile::Commit() {
     return Errno("cannot close", tmp_);
   }
   fd_ = -1;
-  if (::rename(tmp_.c_str(), path_.c_str()) != 0) {
-    absl::Status s = Errno("cannot rename into", path_);
-    std::error_code ec;
-    std::filesystem::remove(tmp_, ec);
-    return s;
+  return RenameAndSyncDirectory(tmp_, path_);
+}
+
+absl::Status RenameDurably(const std::filesystem::path& from,
+                           const std::filesystem::path& to) {
+  const int fd = ::open(from.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0 && errno == ENOENT) {
+    return absl::NotFoundError(
+        absl::StrCat("cannot open '", from.string(), "': no such file"));
   }
-  const std::filesystem::path dir =
-      path_.has_parent_path() ? path_.parent_path() : ".";
-  const int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (dfd >= 0) {
-    ::fsync(dfd);  // best effort: the rename is done either way
-    ::close(dfd);
-  }
-  return absl::OkStatus();
+  if (fd < 0) return Errno("cannot open", from);
+  const bool synced = ::fsync(fd) == 0;
+  absl::Status s = synced ? absl::OkStatus() : Errno("cannot fsync", from);
+  ::close(fd);
+  if (!s.ok()) return s;
+  return RenameAndSyncDirectory(from, to);
 }
 
 absl::Status WriteFileAtomically(const std::filesystem::path& path,

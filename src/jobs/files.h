@@ -41,6 +41,12 @@ class AtomicFile {
 absl::Status WriteFileAtomically(const std::filesystem::path& path,
                                  absl::string_view contents);
 
+// Makes a file written elsewhere (a download) durable under its final name:
+// fsyncs `from`, renames it to `to` and fsyncs the directory. After a crash
+// `to` is either absent or whole, never empty or torn.
+absl::Status RenameDurably(const std::filesystem::path& from,
+                           const std::filesystem::path& to);
+
 // A whole file mapped read-only: its bytes as a view, backed by the page
 // cache rather than the heap (a large upload is parsed in place). The view
 // lives as long as the object.

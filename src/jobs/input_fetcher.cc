@@ -7,6 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "core/thread_priority.h"
+#include "jobs/files.h"
 
 namespace ferry {
 
@@ -99,11 +100,9 @@ absl::Status InputFetcher::Fetch(const Item& item) {
     if (stop()) break;
   }
   if (s.ok()) {
-    fs::rename(partial, item.path, ec);
-    if (ec) {
-      s = absl::InternalError(absl::StrCat("moving the download to '",
-                                           item.path, "': ", ec.message()));
-    }
+    // Durable before it is the input: a crash must not leave an empty file
+    // that validates as a job of no records.
+    s = RenameDurably(partial, item.path);
   }
   if (s.ok()) return s;
   fs::remove(partial, ec);

@@ -391,6 +391,39 @@ std::vector<Case> Cases() {
                      {},
                      {},
                      At(10)});
+    // Taking an instance would leave none free for online requests (the
+    // batcher's call): a batch of offline rows alone waits, with no timer
+    // (an instance finishing decides again); one with an online request
+    // goes, topped up with offline rows; draining runs everything.
+    PolicyContext reserved = Now(0);
+    reserved.offline_only_allowed = false;
+    cases.push_back({"OfflineOnlyBatchLeavesTheLastFreeInstance",
+                     {Req(1, 3, 1), Req(2, 2, 1)},
+                     o,
+                     reserved,
+                     false,
+                     {},
+                     {},
+                     {},
+                     {},
+                     {},
+                     absl::InfiniteFuture()});
+    cases.push_back({"AnOnlineRequestStillTakesItWithOfflineRows",
+                     {Req(1, 3, 1), Req(2, 2, 1), Req(3, 1, 0)},
+                     o,
+                     reserved,
+                     false,
+                     {3, 1},
+                     DispatchReason::kFull});
+    PolicyContext reserved_draining = Now(0, true, true);
+    reserved_draining.offline_only_allowed = false;
+    cases.push_back({"DrainingRunsOfflineOnlyBatchesToo",
+                     {Req(1, 3, 1)},
+                     o,
+                     reserved_draining,
+                     false,
+                     {1},
+                     DispatchReason::kDrain});
     BatchPolicyOptions uncapped = o;
     uncapped.max_offline_rows = 0;
     cases.push_back({"NoOfflineCapWaitsForMore",

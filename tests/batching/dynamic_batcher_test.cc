@@ -344,6 +344,46 @@ TEST(DynamicBatcherTest, OfflineRequestsRunBelowEveryOnlineLevel) {
   EXPECT_NE(sneaky, nullptr);
 }
 
+// While online requests are about, a batch of offline records alone never
+// takes the last free instance (parameter online_reserved_instances, default
+// 1); with 0 it does.
+TEST(DynamicBatcherTest, OfflineOnlyBatchesLeaveAnInstanceFreeForOnline) {
+  for (const char* reserved : {"1", "0"}) {
+    SCOPED_TRACE(reserved);
+    FakeClock clock;  // frozen: the online request stays "recent"
+    ModelOptions m = Model(1);
+    m.parameters["execute_delay_us"] = "300000";
+    m.parameters["online_reserved_instances"] = reserved;
+    Harness h(m, Options(m, 0), &clock, /*instances=*/2);
+    Outcome online, offline;
+    auto a = MakeRequest({0}, &online);
+    ASSERT_TRUE(h.batcher->Enqueue(&a).ok());
+    while (h.batcher->stats().batches == 0) std::this_thread::yield();
+    auto b = MakeRequest({1}, &offline);
+    b->offline = true;
+    ASSERT_TRUE(h.batcher->Enqueue(&b).ok());
+    if (std::string(reserved) == "1") {
+      // The second instance stays free until the online batch ends.
+      absl::SleepFor(absl::Milliseconds(100));
+      EXPECT_EQ(h.batcher->stats().batches, 1u);
+      EXPECT_FALSE(online.done.HasBeenNotified());
+      offline.done.WaitForNotification();
+      EXPECT_TRUE(online.done.HasBeenNotified());  // it ran after
+    } else {
+      // It starts beside the online batch.
+      const absl::Time give_up = absl::Now() + absl::Seconds(5);
+      while (h.batcher->stats().batches < 2 && absl::Now() < give_up) {
+        std::this_thread::yield();
+      }
+      EXPECT_EQ(h.batcher->stats().batches, 2u);
+      EXPECT_FALSE(online.done.HasBeenNotified());
+      offline.done.WaitForNotification();
+    }
+    online.done.WaitForNotification();
+    EXPECT_TRUE(offline.result.ok()) << offline.result.status();
+  }
+}
+
 TEST(DynamicBatcherTest, PreserveOrderingDeliversInArrivalOrder) {
   ModelOptions m = Model(3);
   m.dynamic_batching.preserve_ordering = true;

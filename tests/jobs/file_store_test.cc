@@ -205,5 +205,27 @@ TEST(MappedFileTest, MapsWholeFilesReadOnly) {
   EXPECT_THAT(missing.status().message(), ::testing::HasSubstr("nope"));
 }
 
+TEST(RenameDurablyTest, MovesAWholeFileAndNamesWhatFails) {
+  testing::TempDir tmp;
+  WriteFile(tmp.path() / "a.download", "id,x\n1,2\n");
+  ASSERT_TRUE(RenameDurably(tmp.path() / "a.download", tmp.path() / "a").ok());
+  EXPECT_FALSE(fs::exists(tmp.path() / "a.download"));
+  absl::StatusOr<MappedFile> a = MappedFile::Open(tmp.path() / "a");
+  ASSERT_TRUE(a.ok()) << a.status();
+  EXPECT_EQ(a->data(), "id,x\n1,2\n");
+  const absl::Status missing =
+      RenameDurably(tmp.path() / "gone", tmp.path() / "b");
+  EXPECT_EQ(missing.code(), absl::StatusCode::kNotFound) << missing;
+  EXPECT_THAT(missing.message(), ::testing::HasSubstr("gone"));
+  // Into a directory that does not exist: the source is removed, the error
+  // names the target.
+  WriteFile(tmp.path() / "c.download", "x");
+  const absl::Status nowhere =
+      RenameDurably(tmp.path() / "c.download", tmp.path() / "no" / "c");
+  EXPECT_FALSE(nowhere.ok());
+  EXPECT_THAT(nowhere.message(), ::testing::HasSubstr("no/c"));
+  EXPECT_FALSE(fs::exists(tmp.path() / "c.download"));
+}
+
 }  // namespace
 }  // namespace ferry
