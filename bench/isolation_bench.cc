@@ -99,23 +99,27 @@ BatcherStatsSnapshot StatsOf(const ModelManager& manager,
   return stats->front().stats;
 }
 
-// Sends Poisson arrivals at `rate` for `seconds`; waits for every answer.
-// --sender-fifo: RunOnline sends under SCHED_FIFO.
-bool g_sender_fifo = false;
+// Moves the calling thread to SCHED_FIFO (priority 1) or back to
+// SCHED_OTHER; 0 or the error number.
+int SetSenderFifo(bool fifo) {
+  sched_param param{};
+  param.sched_priority = fifo ? 1 : 0;
+  return pthread_setschedparam(pthread_self(), fifo ? SCHED_FIFO : SCHED_OTHER,
+                               &param);
+}
 
+// Sends Poisson arrivals at `rate` for `seconds`; waits for every answer.
+// With `fifo` the sending thread runs under SCHED_FIFO meanwhile (only then:
+// threads it starts would inherit the policy).
 Phase RunOnline(ModelManager& manager, const std::string& model, int features,
-                double rate, double seconds, uint64_t seed) {
-  struct Fifo {
-    explicit Fifo(bool on) : on(on) { Set(on ? SCHED_FIFO : SCHED_OTHER, 1); }
-    ~Fifo() { Set(SCHED_OTHER, 0); }
-    void Set(int policy, int priority) {
-      if (!on) return;
-      sched_param param{};
-      param.sched_priority = policy == SCHED_FIFO ? priority : 0;
-      pthread_setschedparam(pthread_self(), policy, &param);
+                double rate, double seconds, uint64_t seed, bool fifo) {
+  if (fifo) SetSenderFifo(true);
+  struct Restore {
+    bool fifo;
+    ~Restore() {
+      if (fifo) SetSenderFifo(false);
     }
-    bool on;
-  } fifo(g_sender_fifo);
+  } restore{fifo};
   auto lat = std::make_shared<Latencies>();
   const BatcherStatsSnapshot before = StatsOf(manager, model);
   std::mt19937_64 rng(seed);
@@ -258,21 +262,17 @@ int Main(int argc, char** argv) {
   // milliseconds at a time that no thread of this process can preempt.
   ::sync();
 
-  if (sender_fifo) {
-    sched_param param{};
-    param.sched_priority = 1;
-    if (int rc = pthread_setschedparam(pthread_self(), SCHED_FIFO, &param)) {
+  if (sender_fifo) {  // allowed at all?
+    if (int rc = SetSenderFifo(true); rc != 0) {
       std::fprintf(stderr, "--sender-fifo: %s\n", std::strerror(rc));
       return 1;
     }
-    // Only while it sends (RunOnline): threads it starts inherit its policy.
-    param.sched_priority = 0;
-    pthread_setschedparam(pthread_self(), SCHED_OTHER, &param);
-    g_sender_fifo = true;
+    SetSenderFifo(false);
   }
   // Warm up, then the online-only phase.
-  RunOnline(manager, model, features, rate, 1.0, 1);
-  const Phase alone = RunOnline(manager, model, features, rate, seconds, 2);
+  RunOnline(manager, model, features, rate, 1.0, 1, sender_fifo);
+  const Phase alone =
+      RunOnline(manager, model, features, rate, seconds, 2, sender_fifo);
 
   absl::StatusOr<std::unique_ptr<SqliteJobStore>> store =
       SqliteJobStore::Open((dir / "jobs.db").string());
@@ -297,7 +297,8 @@ int Main(int argc, char** argv) {
   std::this_thread::sleep_for(std::chrono::milliseconds(500));  // ramp up
   const int64_t done_before = runner.Progress(job->id)->records_done;
   const absl::Time t0 = absl::Now();
-  const Phase shared = RunOnline(manager, model, features, rate, seconds, 2);
+  const Phase shared =
+      RunOnline(manager, model, features, rate, seconds, 2, sender_fifo);
   const double elapsed = absl::ToDoubleSeconds(absl::Now() - t0);
   const int64_t done_after = runner.Progress(job->id)->records_done;
   const bool finished_early = IsTerminal(runner.Progress(job->id)->job.state);

@@ -3,14 +3,14 @@
 // that a slow or large download never holds one of the runner's job workers
 // (which keep running other jobs' chunks meanwhile).
 //
-// A download goes to `<path>.download` first and is renamed to `path` once
-// whole, so a partial file never reads as the input. UNAVAILABLE and
-// DEADLINE_EXCEEDED answers are tried again (3 attempts, 1 s then 2 s apart,
-// on the injected Clock); anything else is final. The job's `stop` is asked
-// between reads: a cancelled job or a stopping runner abandons its download
-// with CANCELLED.
+// A download goes to `<path>.download` first and is made durable under
+// `path` once whole (RenameDurably), so a partial or unsynced file never
+// reads as the input. UNAVAILABLE and DEADLINE_EXCEEDED answers are tried
+// again (3 attempts, RetryBackoff's 1 s then 2 s apart, on the injected
+// Clock); anything else is final. Cancel(job) and Stop() are asked between
+// reads: they abandon a download with CANCELLED.
 //
-// Thread-safety: Add and Stop are safe to call from any thread. `done` runs
+// Thread-safety: every method is safe to call from any thread. `done` runs
 // on a fetch thread with no lock of the fetcher held.
 #ifndef FERRY_JOBS_INPUT_FETCHER_H_
 #define FERRY_JOBS_INPUT_FETCHER_H_
@@ -37,11 +37,12 @@ class InputFetcher {
                                              const std::string& path,
                                              std::function<bool()> stop)>;
   // Told how a job's download ended: OK (the file is at `path`), CANCELLED
-  // (stopped), or the error, prefixed "input_url: ".
+  // (Cancel or Stop), or the error, prefixed "input_url: ".
   using DoneFn =
       std::function<void(const std::string& job_id, const absl::Status&)>;
 
   // `threads` downloads at once (at least 1), started with the first Add.
+  // A new fetcher is started.
   InputFetcher(FetchFn fetch, Clock* clock, int threads, DoneFn done);
   ~InputFetcher();  // Stop()
 
@@ -49,23 +50,27 @@ class InputFetcher {
   InputFetcher& operator=(const InputFetcher&) = delete;
 
   // Queues the download of a job's input, unless that job's is already
-  // queued or running. `stop` is asked between reads.
+  // queued or running, or the fetcher is stopped.
   void Add(const std::string& job_id, const std::string& url,
-           const std::string& path, std::function<bool()> stop)
-      ABSL_LOCKS_EXCLUDED(mu_);
+           const std::string& path) ABSL_LOCKS_EXCLUDED(mu_);
+
+  // Abandons the job's download: dropped if queued (`done` is not called),
+  // stopped between two reads if running. Nothing if there is none.
+  void Cancel(const std::string& job_id) ABSL_LOCKS_EXCLUDED(mu_);
 
   // Drops the queued downloads (without calling `done`), tells the running
-  // ones to stop and waits for them. A later Add starts the threads again.
+  // ones to stop and waits for them; Add is ignored until Start().
   void Stop() ABSL_LOCKS_EXCLUDED(mu_);
+  void Start() ABSL_LOCKS_EXCLUDED(mu_);
 
  private:
   struct Item {
     std::string job_id, url, path;
-    std::function<bool()> stop;
   };
   void Loop() ABSL_LOCKS_EXCLUDED(mu_);
   absl::Status Fetch(const Item& item) ABSL_LOCKS_EXCLUDED(mu_);
-  bool stopping() ABSL_LOCKS_EXCLUDED(mu_);
+  // Whether the download of `job_id` should end now.
+  bool Abandoned(const std::string& job_id) ABSL_LOCKS_EXCLUDED(mu_);
 
   const FetchFn fetch_;
   Clock* const clock_;
@@ -74,9 +79,10 @@ class InputFetcher {
 
   Mutex mu_;
   CondVar cv_;
-  bool stopping_ ABSL_GUARDED_BY(mu_) = false;
+  bool stopped_ ABSL_GUARDED_BY(mu_) = false;
   std::deque<Item> queue_ ABSL_GUARDED_BY(mu_);
-  std::set<std::string> jobs_ ABSL_GUARDED_BY(mu_);  // queued or running
+  std::set<std::string> running_ ABSL_GUARDED_BY(mu_);    // being fetched
+  std::set<std::string> cancelled_ ABSL_GUARDED_BY(mu_);  // among running_
   std::vector<std::thread> threads_ ABSL_GUARDED_BY(mu_);
 };
 

@@ -125,10 +125,6 @@ std::optional<std::string> JobRunner::NextToValidate() {
 }
 
 void JobRunner::Fetched(const std::string& id, const absl::Status& s) {
-  {
-    MutexLock lock(&mu_);
-    fetching_.erase(id);
-  }
   if (s.ok()) {
     MutexLock lock(&mu_);
     to_validate_.push_back(id);
@@ -177,12 +173,7 @@ absl::Status JobRunner::Validate(const std::string& id) {
           "input_url: this runner does not download inputs");
     } else {
       // On a fetch thread; validated once it is here (Fetched).
-      {
-        MutexLock lock(&mu_);
-        fetching_.insert(id);
-      }
-      fetcher_->Add(id, options.input_url, job.input_path,
-                    [this, id] { return Stopping(id); });
+      fetcher_->Add(id, options.input_url, job.input_path);
       return absl::OkStatus();
     }
   }
@@ -296,6 +287,7 @@ absl::Status JobRunner::Cancel(const std::string& id) {
   RETURN_IF_ERROR(
       store_->Transition(id, {JobState::kValidating, JobState::kInProgress},
                          JobState::kCancelling, options_.clock->Now()));
+  if (fetcher_ != nullptr) fetcher_->Cancel(id);
   MutexLock lock(&mu_);
   halted_[id] = true;
   wake_.SignalAll();
@@ -351,6 +343,7 @@ void JobRunner::Start() {
       }
     }
   }
+  if (fetcher_ != nullptr) fetcher_->Start();
   MutexLock lock(&mu_);
   if (started_) return;
   started_ = true;
@@ -375,12 +368,11 @@ void JobRunner::Stop() {
     wake_.SignalAll();
     threads.swap(threads_);
   }
-  for (std::thread& t : threads) t.join();
-  // After the workers: none of them can queue a download any more. Running
-  // ones see Stopping() and end.
+  // Downloads end first; a worker that validates meanwhile queues nothing
+  // (the job stays validating and is fetched again at the next Start).
   if (fetcher_ != nullptr) fetcher_->Stop();
+  for (std::thread& t : threads) t.join();
   MutexLock lock(&mu_);
-  fetching_.clear();  // dropped downloads are asked for again at Start
   started_ = false;
 }
 
@@ -610,6 +602,8 @@ void JobRunner::Housekeep() {
       finalize = true;  // a crash interrupted it: do it again
     } else if (job.state == JobState::kCancelling || now >= job.expires_at) {
       halted[job.id] = true;
+      // Cancelled by another process, too: its input download ends.
+      if (fetcher_ != nullptr) fetcher_->Cancel(job.id);
       {
         // At once, not after this pass: no worker may take a new chunk of it.
         MutexLock lock(&mu_);
@@ -660,13 +654,6 @@ void JobRunner::Housekeep() {
   for (const std::string& id : running) (void)Progress(id);
   MutexLock lock(&mu_);
   runnable_ = std::move(runnable);
-  // A download keeps stopping after its job was cancelled (and so left the
-  // states listed above).
-  for (const std::string& id : fetching_) {
-    if (auto it = halted_.find(id); it != halted_.end() && it->second) {
-      halted[id] = true;
-    }
-  }
   halted_ = std::move(halted);
   if (!runnable_.empty()) wake_.SignalAll();
 }

@@ -36,7 +36,6 @@
 #include <map>
 #include <memory>
 #include <optional>
-#include <set>
 #include <string>
 #include <thread>
 #include <utility>
@@ -227,8 +226,6 @@ class JobRunner {
   // process that stopped), oldest first.
   std::deque<std::string> to_validate_ ABSL_GUARDED_BY(mu_);
   std::vector<std::thread> threads_;
-  // Jobs whose input is being downloaded (or queued for it).
-  std::set<std::string> fetching_ ABSL_GUARDED_BY(mu_);
   // Downloads input URLs; null without options_.fetch_input.
   std::unique_ptr<InputFetcher> fetcher_;
 };

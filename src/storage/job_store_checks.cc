@@ -65,6 +65,21 @@ absl::Status JobExists(absl::string_view job_id) {
       absl::StrCat("job '", job_id, "' already exists"));
 }
 
+absl::Status NoWebhook(absl::string_view job_id) {
+  return absl::NotFoundError(absl::StrCat("job '", job_id, "' has no webhook"));
+}
+
+absl::Status WebhookExists(absl::string_view job_id) {
+  return absl::AlreadyExistsError(
+      absl::StrCat("job '", job_id, "' already has a webhook"));
+}
+
+absl::Status CheckLimit(absl::string_view op, int limit) {
+  if (limit >= 0) return absl::OkStatus();
+  return absl::InvalidArgumentError(
+      absl::StrCat(op, ": limit is ", limit, " (must be >= 0)"));
+}
+
 absl::Status CheckJobId(absl::string_view job_id) {
   if (job_id.empty()) return absl::InvalidArgumentError("job id is empty");
   return absl::OkStatus();

@@ -26,6 +26,10 @@ absl::Time* StateTimestamp(JobRecord& job, JobState state);
 absl::Status JobNotFound(absl::string_view job_id);
 absl::Status ChunkNotFound(absl::string_view job_id, int64_t index);
 absl::Status JobExists(absl::string_view job_id);
+absl::Status NoWebhook(absl::string_view job_id);
+absl::Status WebhookExists(absl::string_view job_id);
+// INVALID_ARGUMENT naming `op` for a negative limit.
+absl::Status CheckLimit(absl::string_view op, int limit);
 
 // INVALID_ARGUMENT unless the id is usable as a key.
 absl::Status CheckJobId(absl::string_view job_id);

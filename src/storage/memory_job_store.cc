@@ -48,10 +48,7 @@ absl::StatusOr<JobRecord> MemoryJobStore::GetJob(absl::string_view id) {
 
 absl::StatusOr<std::vector<JobRecord>> MemoryJobStore::ListJobs(
     int limit, absl::string_view after) {
-  if (limit < 0) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("ListJobs: limit is ", limit, " (must be >= 0)"));
-  }
+  RETURN_IF_ERROR(internal::CheckLimit("ListJobs", limit));
   MutexLock lock(&mu_);
   const JobRecord* cursor = nullptr;
   if (!after.empty()) {
@@ -296,8 +293,7 @@ absl::StatusOr<ChunkProgress> MemoryJobStore::Progress(
 absl::Status MemoryJobStore::AddWebhook(const WebhookRecord& webhook) {
   MutexLock lock(&mu_);
   if (!webhooks_.emplace(webhook.job_id, webhook).second) {
-    return absl::AlreadyExistsError(
-        absl::StrCat("job '", webhook.job_id, "' already has a webhook"));
+    return internal::WebhookExists(webhook.job_id);
   }
   return absl::OkStatus();
 }
@@ -307,18 +303,14 @@ absl::StatusOr<WebhookRecord> MemoryJobStore::GetWebhook(
   MutexLock lock(&mu_);
   auto it = webhooks_.find(job_id);
   if (it == webhooks_.end()) {
-    return absl::NotFoundError(
-        absl::StrCat("job '", job_id, "' has no webhook"));
+    return internal::NoWebhook(job_id);
   }
   return it->second;
 }
 
 absl::StatusOr<std::vector<WebhookRecord>> MemoryJobStore::PendingWebhooks(
     int limit) {
-  if (limit < 0) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("PendingWebhooks: limit is ", limit, " (must be >= 0)"));
-  }
+  RETURN_IF_ERROR(internal::CheckLimit("PendingWebhooks", limit));
   MutexLock lock(&mu_);
   std::vector<WebhookRecord> out;
   for (const auto& [id, w] : webhooks_) {
@@ -337,8 +329,7 @@ absl::Status MemoryJobStore::UpdateWebhook(const WebhookRecord& webhook) {
   MutexLock lock(&mu_);
   auto it = webhooks_.find(webhook.job_id);
   if (it == webhooks_.end()) {
-    return absl::NotFoundError(
-        absl::StrCat("job '", webhook.job_id, "' has no webhook"));
+    return internal::NoWebhook(webhook.job_id);
   }
   it->second.state = webhook.state;
   it->second.attempts = webhook.attempts;

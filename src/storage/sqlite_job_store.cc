@@ -14,6 +14,7 @@
 namespace ferry {
 namespace {
 
+using sqlite::ReadRows;
 using sqlite::ScopedReset;
 using sqlite::Statement;
 using sqlite::Transaction;
@@ -163,14 +164,7 @@ absl::StatusOr<ChunkRecord> ChunkFromRow(const Statement& s) {
 // Reads every row of a statement whose columns are a job's.
 absl::StatusOr<std::vector<JobRecord>> ReadJobs(Statement& s) {
   ScopedReset reset(&s);
-  std::vector<JobRecord> out;
-  while (true) {
-    ASSIGN_OR_RETURN(bool row, s.Step());
-    if (!row) break;
-    ASSIGN_OR_RETURN(JobRecord job, JobFromRow(s));
-    out.push_back(std::move(job));
-  }
-  return out;
+  return ReadRows<JobRecord>(s, JobFromRow);
 }
 
 }  // namespace
@@ -422,10 +416,7 @@ absl::StatusOr<JobRecord> SqliteJobStore::GetJob(absl::string_view id) {
 
 absl::StatusOr<std::vector<JobRecord>> SqliteJobStore::ListJobs(
     int limit, absl::string_view after) {
-  if (limit < 0) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("ListJobs: limit is ", limit, " (must be >= 0)"));
-  }
+  RETURN_IF_ERROR(internal::CheckLimit("ListJobs", limit));
   MutexLock lock(&mu_);
   if (after.empty()) {
     stmts_->list_jobs.Bind(1, limit);
@@ -552,12 +543,7 @@ absl::StatusOr<std::vector<ChunkRecord>> SqliteJobStore::ListChunks(
     Statement& s = stmts_->list_chunks;
     ScopedReset reset(&s);
     s.Bind(1, job_id);
-    while (true) {
-      ASSIGN_OR_RETURN(bool row, s.Step());
-      if (!row) break;
-      ASSIGN_OR_RETURN(ChunkRecord c, ChunkFromRow(s));
-      chunks.push_back(std::move(c));
-    }
+    ASSIGN_OR_RETURN(chunks, ReadRows<ChunkRecord>(s, ChunkFromRow));
   }
   if (chunks.empty()) {
     ASSIGN_OR_RETURN(bool exists, JobExists(job_id));

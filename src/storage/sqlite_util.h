@@ -12,6 +12,8 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -138,6 +140,22 @@ class ScopedReset {
  private:
   Statement* stmt_;
 };
+
+// Steps `s` (already bound) to its end, turning each row into a T with
+// `from_row` (absl::StatusOr<T>(const Statement&)); the first error ends it.
+// The caller resets the statement (ScopedReset).
+template <class T, class FromRow>
+absl::StatusOr<std::vector<T>> ReadRows(Statement& s, FromRow from_row) {
+  std::vector<T> out;
+  while (true) {
+    absl::StatusOr<bool> row = s.Step();
+    if (!row.ok()) return row.status();
+    if (!*row) return out;
+    absl::StatusOr<T> item = from_row(s);
+    if (!item.ok()) return item.status();
+    out.push_back(*std::move(item));
+  }
+}
 
 // A transaction that rolls back on destruction unless Commit() succeeded.
 // Begin() is BEGIN IMMEDIATE, for anything that writes: it takes the write lock

@@ -6,12 +6,14 @@
 
 #include "absl/strings/str_cat.h"
 #include "core/status_macros.h"
+#include "storage/job_store_checks.h"
 #include "storage/sqlite_job_store.h"
 #include "storage/sqlite_job_store_statements.h"
 
 namespace ferry {
 namespace {
 
+using sqlite::ReadRows;
 using sqlite::ScopedReset;
 using sqlite::Statement;
 using sqlite::Transaction;
@@ -37,10 +39,6 @@ absl::StatusOr<WebhookRecord> WebhookFromRow(const Statement& s) {
   return w;
 }
 
-absl::Status NoWebhook(absl::string_view job_id) {
-  return absl::NotFoundError(absl::StrCat("job '", job_id, "' has no webhook"));
-}
-
 }  // namespace
 
 absl::Status SqliteJobStore::AddWebhook(const WebhookRecord& webhook) {
@@ -53,8 +51,7 @@ absl::Status SqliteJobStore::AddWebhook(const WebhookRecord& webhook) {
     s.Bind(1, webhook.job_id);
     ASSIGN_OR_RETURN(bool row, s.Step());
     if (row) {
-      return absl::AlreadyExistsError(
-          absl::StrCat("job '", webhook.job_id, "' already has a webhook"));
+      return internal::WebhookExists(webhook.job_id);
     }
   }
   Statement& s = stmts_->insert_webhook;
@@ -77,28 +74,18 @@ absl::StatusOr<WebhookRecord> SqliteJobStore::GetWebhook(
   ScopedReset reset(&s);
   s.Bind(1, job_id);
   ASSIGN_OR_RETURN(bool row, s.Step());
-  if (!row) return NoWebhook(job_id);
+  if (!row) return internal::NoWebhook(job_id);
   return WebhookFromRow(s);
 }
 
 absl::StatusOr<std::vector<WebhookRecord>> SqliteJobStore::PendingWebhooks(
     int limit) {
-  if (limit < 0) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("PendingWebhooks: limit is ", limit, " (must be >= 0)"));
-  }
+  RETURN_IF_ERROR(internal::CheckLimit("PendingWebhooks", limit));
   MutexLock lock(&mu_);
   Statement& s = stmts_->pending_webhooks;
   ScopedReset reset(&s);
   s.Bind(1, limit);
-  std::vector<WebhookRecord> out;
-  while (true) {
-    ASSIGN_OR_RETURN(bool row, s.Step());
-    if (!row) break;
-    ASSIGN_OR_RETURN(WebhookRecord w, WebhookFromRow(s));
-    out.push_back(std::move(w));
-  }
-  return out;
+  return ReadRows<WebhookRecord>(s, WebhookFromRow);
 }
 
 absl::Status SqliteJobStore::UpdateWebhook(const WebhookRecord& webhook) {
@@ -111,7 +98,7 @@ absl::Status SqliteJobStore::UpdateWebhook(const WebhookRecord& webhook) {
       .Bind(4, webhook.last_error)
       .Bind(5, webhook.job_id);
   RETURN_IF_ERROR(s.Run());
-  if (db_->Changes() == 0) return NoWebhook(webhook.job_id);
+  if (db_->Changes() == 0) return internal::NoWebhook(webhook.job_id);
   return absl::OkStatus();
 }
 

@@ -93,8 +93,8 @@ TEST(InputFetcherTest, ASlowDownloadDoesNotHoldUpAnother) {
       RealClock::Get(), 2, outcomes.Fn());
   const std::string slow = (dir.path() / "slow.csv").string();
   const std::string fast = (dir.path() / "fast.csv").string();
-  fetcher.Add("a", "http://h/slow", slow, [] { return false; });
-  fetcher.Add("b", "http://h/fast", fast, [] { return false; });
+  fetcher.Add("a", "http://h/slow", slow);
+  fetcher.Add("b", "http://h/fast", fast);
   EXPECT_TRUE(outcomes.Wait("b").ok());
   EXPECT_EQ(Read(fast), "http://h/fast");  // renamed into place, whole
   EXPECT_FALSE(fs::exists(fast + ".download"));
@@ -104,7 +104,7 @@ TEST(InputFetcherTest, ASlowDownloadDoesNotHoldUpAnother) {
   EXPECT_EQ(Read(slow), "http://h/slow");
 }
 
-TEST(InputFetcherTest, AJobIsFetchedOnceAndAFileInPlaceIsNotFetchedAgain) {
+TEST(InputFetcherTest, AJobQueuedOrRunningIsNotAddedTwice) {
   testing::TempDir dir;
   std::atomic<int> calls{0};
   std::atomic<bool> release{false};
@@ -117,21 +117,16 @@ TEST(InputFetcherTest, AJobIsFetchedOnceAndAFileInPlaceIsNotFetchedAgain) {
         Write(path, "x");
         return absl::OkStatus();
       },
-      RealClock::Get(), 1, outcomes.Fn());
+      RealClock::Get(), 2, outcomes.Fn());
   const std::string path = (dir.path() / "in.csv").string();
-  for (int i = 0; i < 3; ++i) {
-    fetcher.Add("a", "http://h/in", path, [] { return false; });
-  }
+  fetcher.Add("a", "http://h/in", path);  // queued, maybe running
+  WaitForCalls(calls, 1);
+  fetcher.Add("a", "http://h/in", path);  // running: ignored
   release = true;
   EXPECT_TRUE(outcomes.Wait("a").ok());
   EXPECT_EQ(calls, 1);
-  // Asked again (a restart while validating): the file is there already.
-  fetcher.Add("a", "http://h/in", path, [] { return false; });
-  for (int i = 0; i < 2000 && outcomes.Count("a") < 2; ++i) {
-    absl::SleepFor(absl::Milliseconds(1));
-  }
-  EXPECT_EQ(outcomes.Count("a"), 2u);
-  EXPECT_EQ(calls, 1);
+  EXPECT_EQ(outcomes.Count("a"), 1u);
+  EXPECT_EQ(Read(path), "x");
 }
 
 TEST(InputFetcherTest, TransientErrorsAreTriedThreeTimesOnTheClock) {
@@ -156,7 +151,7 @@ TEST(InputFetcherTest, TransientErrorsAreTriedThreeTimesOnTheClock) {
     clock.BlockUntilWaiters(1);
     return calls.load();
   };
-  fetcher.Add("a", "http://h/in", path, [] { return false; });
+  fetcher.Add("a", "http://h/in", path);
   EXPECT_EQ(attempts_then_sleep(1), 1);  // waiting 1 s
   clock.Advance(absl::Seconds(1));
   EXPECT_EQ(attempts_then_sleep(2), 2);  // waiting 2 s
@@ -177,8 +172,7 @@ TEST(InputFetcherTest, StopCutsAWaitBetweenAttemptsShort) {
   InputFetcher fetcher(
       Failing(&calls, absl::UnavailableError("GET http://h/in: HTTP 503")),
       RealClock::Get(), 1, outcomes.Fn());
-  fetcher.Add("a", "http://h/in", (dir.path() / "in.csv").string(),
-              [] { return false; });
+  fetcher.Add("a", "http://h/in", (dir.path() / "in.csv").string());
   WaitForCalls(calls, 1);
   const absl::Time start = absl::Now();
   fetcher.Stop();  // during the 1 s wait after the first attempt
@@ -194,8 +188,7 @@ TEST(InputFetcherTest, OtherErrorsAreFinalAtOnce) {
   InputFetcher fetcher(Failing(&calls, absl::FailedPreconditionError(
                                            "GET http://h/in: HTTP 404")),
                        RealClock::Get(), 1, outcomes.Fn());
-  fetcher.Add("a", "http://h/in", (dir.path() / "in.csv").string(),
-              [] { return false; });
+  fetcher.Add("a", "http://h/in", (dir.path() / "in.csv").string());
   const absl::Status s = outcomes.Wait("a");
   EXPECT_EQ(s.code(), absl::StatusCode::kFailedPrecondition) << s;
   EXPECT_EQ(calls, 1);
@@ -215,21 +208,54 @@ TEST(InputFetcherTest, StopAbandonsRunningDownloadsAndDropsQueuedOnes) {
       },
       RealClock::Get(), 1, outcomes.Fn());
   const std::string a = (dir.path() / "a.csv").string();
-  fetcher.Add("a", "http://h/a", a, [] { return false; });
-  fetcher.Add("b", "http://h/b", (dir.path() / "b.csv").string(),
-              [] { return false; });
+  fetcher.Add("a", "http://h/a", a);
+  fetcher.Add("b", "http://h/b", (dir.path() / "b.csv").string());
   WaitForCalls(calls, 1);
   fetcher.Stop();
   EXPECT_EQ(outcomes.Wait("a").code(), absl::StatusCode::kCancelled);
   EXPECT_EQ(outcomes.Count("b"), 0u);  // dropped, never started
   EXPECT_EQ(calls, 1);
   EXPECT_FALSE(fs::exists(a + ".download"));
-  // A job's own stop (it was cancelled) ends its download the same way.
-  std::atomic<bool> cancelled{false};
-  fetcher.Add("c", "http://h/c", (dir.path() / "c.csv").string(),
-              [&] { return cancelled.load(); });
-  cancelled = true;
+  // Stopped, it takes nothing; started again, it does.
+  fetcher.Add("c", "http://h/c", (dir.path() / "c.csv").string());
+  absl::SleepFor(absl::Milliseconds(50));
+  EXPECT_EQ(calls, 1);
+  fetcher.Start();
+  fetcher.Add("c", "http://h/c", (dir.path() / "c.csv").string());
+  WaitForCalls(calls, 2);
+  EXPECT_EQ(calls, 2);
+  fetcher.Stop();
   EXPECT_EQ(outcomes.Wait("c").code(), absl::StatusCode::kCancelled);
+}
+
+TEST(InputFetcherTest, CancelEndsThatJobsDownloadOnly) {
+  testing::TempDir dir;
+  std::atomic<int> calls{0};
+  Outcomes outcomes;
+  InputFetcher fetcher(
+      [&](const std::string& url, const std::string& path,
+          std::function<bool()> stop) -> absl::Status {
+        ++calls;
+        Write(path, "part");
+        while (!stop()) absl::SleepFor(absl::Milliseconds(1));
+        return absl::CancelledError(url + ": abandoned");
+      },
+      RealClock::Get(), 1, outcomes.Fn());
+  fetcher.Add("a", "http://h/a", (dir.path() / "a.csv").string());
+  fetcher.Add("b", "http://h/b", (dir.path() / "b.csv").string());
+  fetcher.Add("c", "http://h/c", (dir.path() / "c.csv").string());
+  WaitForCalls(calls, 1);  // "a" runs, "b" and "c" wait (one thread)
+  fetcher.Cancel("b");     // queued: dropped
+  fetcher.Cancel("a");     // running: stops
+  EXPECT_EQ(outcomes.Wait("a").code(), absl::StatusCode::kCancelled);
+  EXPECT_FALSE(fs::exists(dir.path() / "a.csv.download"));
+  WaitForCalls(calls, 2);    // "c" next, not "b"
+  fetcher.Cancel("nobody");  // no such download: nothing happens
+  EXPECT_EQ(outcomes.Count("c"), 0u);
+  fetcher.Cancel("c");
+  EXPECT_EQ(outcomes.Wait("c").code(), absl::StatusCode::kCancelled);
+  EXPECT_EQ(outcomes.Count("b"), 0u);
+  EXPECT_EQ(calls, 2);
 }
 
 }  // namespace

@@ -184,14 +184,23 @@ absl::StatusOr<HttpReply> ReadToFile(net::io_context& ioc, Stream& stream,
   return reply;
 }
 
-// Writes `request`'s headers (its Content-Length already set), then the
-// body from `upload` piece by piece, each write allowed `timeout`; then gives
-// the response the same `timeout` to start.
+// A request body sent from a file, with the file's size as Send measured it
+// (and put into Content-Length).
+struct Upload {
+  const HttpBodyFile& body;
+  uint64_t file_bytes;
+};
+
+// Writes `request`'s headers, then the body from `upload` piece by piece,
+// each write allowed `timeout`; then gives the response the same `timeout` to
+// start.
 template <class Stream>
 absl::Status WriteBodyFile(net::io_context& ioc, Stream& stream,
                            const WebhookUrl& u,
                            const http::request<http::string_body>& request,
-                           const HttpBodyFile& upload, absl::Duration timeout) {
+                           const Upload& sent_file, absl::Duration timeout) {
+  const HttpBodyFile& upload = sent_file.body;
+  const uint64_t file_bytes = sent_file.file_bytes;
   const std::string method(request.method_string());
   beast::error_code ec;
   auto write = [&](net::const_buffer data) -> absl::Status {
@@ -214,14 +223,6 @@ absl::Status WriteBodyFile(net::io_context& ioc, Stream& stream,
   RunPending(ioc);
   if (ec) return Failure(method, u, "sending the request", ec, timeout);
   RETURN_IF_ERROR(write(net::buffer(upload.prefix)));
-  uint64_t total = 0;
-  if (!absl::SimpleAtoi(std::string(request[http::field::content_length]),
-                        &total) ||
-      total < upload.prefix.size() + upload.suffix.size()) {
-    return absl::InternalError("upload without a Content-Length");
-  }
-  const uint64_t file_bytes =
-      total - upload.prefix.size() - upload.suffix.size();
   std::vector<char> piece(1 << 20);
   uint64_t sent = 0;
   while (sent < file_bytes) {
@@ -253,7 +254,7 @@ absl::StatusOr<HttpReply> Exchange(
     net::io_context& ioc, Stream& stream, const WebhookUrl& u,
     const http::request<http::string_body>& request,
     const HttpPostOptions& options, std::optional<uint64_t> body_limit,
-    const std::string* download_to, const HttpBodyFile* upload) {
+    const std::string* download_to, const Upload* upload) {
   const absl::Duration timeout = options.timeout;
   const std::string method(request.method_string());
   beast::error_code ec;
@@ -316,7 +317,7 @@ absl::StatusOr<HttpReply> SendHttps(
     const WebhookUrl& u, const http::request<http::string_body>& request,
     SteadyTime deadline, const HttpPostOptions& options,
     std::optional<uint64_t> body_limit, const std::string* download_to,
-    const HttpBodyFile* upload) {
+    const Upload* upload) {
   const std::string method(request.method_string());
   ssl::context ctx(ssl::context::tls_client);
   beast::error_code ec;
@@ -417,6 +418,16 @@ absl::StatusOr<WebhookUrl> ParseWebhookUrl(absl::string_view url) {
 
 namespace {
 
+absl::StatusOr<http::verb> ParseMethod(absl::string_view method) {
+  const http::verb verb =
+      http::string_to_verb(beast::string_view(method.data(), method.size()));
+  if (verb == http::verb::unknown) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("unknown HTTP method '", method, "'"));
+  }
+  return verb;
+}
+
 absl::StatusOr<HttpReply> Send(http::verb verb, const std::string& url,
                                absl::string_view body,
                                absl::string_view content_type,
@@ -444,6 +455,7 @@ absl::StatusOr<HttpReply> Send(http::verb verb, const std::string& url,
     }
     request.set(name, value);
   }
+  std::optional<Upload> sent_file;
   if (upload != nullptr) {
     std::error_code size_ec;
     const uint64_t size = std::filesystem::file_size(upload->path, size_ec);
@@ -452,6 +464,7 @@ absl::StatusOr<HttpReply> Send(http::verb verb, const std::string& url,
                                               ": cannot read '", upload->path,
                                               "': ", size_ec.message()));
     }
+    sent_file.emplace(Upload{*upload, size});
     request.content_length(upload->prefix.size() + size +
                            upload->suffix.size());
   } else if (verb != http::verb::get || !body.empty()) {
@@ -464,15 +477,16 @@ absl::StatusOr<HttpReply> Send(http::verb verb, const std::string& url,
   net::io_context ioc;
   ASSIGN_OR_RETURN(const tcp::resolver::results_type endpoints,
                    Resolve(ioc, method, u, deadline, options.timeout));
+  const Upload* sending = sent_file ? &*sent_file : nullptr;
   if (u.https) {
     return SendHttps(ioc, endpoints, u, request, deadline, options, body_limit,
-                     download_to, upload);
+                     download_to, sending);
   }
   beast::tcp_stream stream(ioc);
   stream.expires_at(deadline);
   RETURN_IF_ERROR(Connect(ioc, stream, endpoints, method, u, options.timeout));
   return Exchange(ioc, stream, u, request, options, body_limit, download_to,
-                  upload);
+                  sending);
 }
 
 }  // namespace
@@ -490,12 +504,7 @@ absl::StatusOr<HttpReply> HttpCall(
     absl::string_view method, const std::string& url, absl::string_view body,
     absl::string_view content_type, const HttpHeaders& headers,
     const HttpPostOptions& options, uint64_t max_body_bytes) {
-  const http::verb verb =
-      http::string_to_verb(beast::string_view(method.data(), method.size()));
-  if (verb == http::verb::unknown) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("unknown HTTP method '", method, "'"));
-  }
+  ASSIGN_OR_RETURN(const http::verb verb, ParseMethod(method));
   return Send(verb, url, body, content_type, headers, options, max_body_bytes);
 }
 
@@ -505,12 +514,7 @@ absl::StatusOr<HttpReply> HttpUpload(absl::string_view method,
                                      absl::string_view content_type,
                                      const HttpPostOptions& options,
                                      uint64_t max_body_bytes) {
-  const http::verb verb =
-      http::string_to_verb(beast::string_view(method.data(), method.size()));
-  if (verb == http::verb::unknown) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("unknown HTTP method '", method, "'"));
-  }
+  ASSIGN_OR_RETURN(const http::verb verb, ParseMethod(method));
   return Send(verb, url, "", content_type, {}, options, max_body_bytes, nullptr,
               &body);
 }

@@ -196,45 +196,46 @@ TEST(WebhookSenderTest, RefusedConnectionsAreRetryable) {
   EXPECT_TRUE(WebhookSender::IsRetryable(s));
 }
 
-TEST(WebhookSenderTest, TimeoutsAreRetryable) {
-  FakeClock clock;
-  ScriptedPost post{&clock, {absl::DeadlineExceededError("slow")}, {}};
-  WebhookSender sender(&clock, kSecret, {}, post.Fn());
-  const absl::Status s = sender.Attempt("http://127.0.0.1:9/h", "{}");
-  EXPECT_EQ(s.code(), absl::StatusCode::kDeadlineExceeded) << s;
-  EXPECT_TRUE(WebhookSender::IsRetryable(s));
-  EXPECT_EQ(post.calls.size(), 1u);
-}
-
-TEST(WebhookSenderTest, BadUrlFailsWithoutPosting) {
-  FakeClock clock;
-  ScriptedPost post{&clock, {200}, {}};
-  WebhookSender sender(&clock, kSecret, {}, post.Fn());
-  const absl::Status s = sender.Attempt("htp:/nowhere", "{}");
-  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << s;
-  EXPECT_TRUE(absl::StrContains(s.message(), "htp:/nowhere")) << s;
-  EXPECT_FALSE(WebhookSender::IsRetryable(s));
-  EXPECT_TRUE(post.calls.empty());
-}
-
-TEST(WebhookSenderTest, PermanentPostErrorsAreNotRetryable) {
-  FakeClock clock;
-  ScriptedPost post{&clock, {absl::InvalidArgumentError("bad header")}, {}};
-  WebhookSender sender(&clock, kSecret, {}, post.Fn());
-  const absl::Status s = sender.Attempt("http://127.0.0.1:9/h", "{}");
-  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << s;
-  EXPECT_FALSE(WebhookSender::IsRetryable(s));
-  EXPECT_EQ(post.calls.size(), 1u);
-}
-
-TEST(WebhookSenderTest, EmptySecretIsFailedPrecondition) {
-  FakeClock clock;
-  ScriptedPost post{&clock, {200}, {}};
-  WebhookSender sender(&clock, "", {}, post.Fn());
-  const absl::Status s = sender.Attempt("http://127.0.0.1:9/h", "{}");
-  EXPECT_EQ(s.code(), absl::StatusCode::kFailedPrecondition) << s;
-  EXPECT_FALSE(WebhookSender::IsRetryable(s));
-  EXPECT_TRUE(post.calls.empty());
+// Attempt's answer for what the post function says (or, for a bad URL or
+// an empty secret, before it is called): the code, whether it is worth
+// another attempt, and how many posts were made.
+TEST(WebhookSenderTest, AttemptClassifiesFailures) {
+  struct Case {
+    const char* name;
+    std::string secret;
+    std::string url;
+    absl::StatusOr<int> answer;
+    absl::StatusCode code;
+    bool retryable;
+    size_t posts;
+  };
+  const std::string ok_url = "http://127.0.0.1:9/h";
+  const Case cases[] = {
+      {"timeout", kSecret, ok_url, absl::DeadlineExceededError("slow"),
+       absl::StatusCode::kDeadlineExceeded, true, 1},
+      {"http 500", kSecret, ok_url, 500, absl::StatusCode::kUnavailable, true,
+       1},
+      {"permanent post error", kSecret, ok_url,
+       absl::InvalidArgumentError("bad header"),
+       absl::StatusCode::kInvalidArgument, false, 1},
+      {"bad url", kSecret, "htp:/nowhere", 200,
+       absl::StatusCode::kInvalidArgument, false, 0},
+      {"empty secret", "", ok_url, 200, absl::StatusCode::kFailedPrecondition,
+       false, 0},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    FakeClock clock;
+    ScriptedPost post{&clock, {c.answer}, {}};
+    WebhookSender sender(&clock, c.secret, {}, post.Fn());
+    const absl::Status s = sender.Attempt(c.url, "{}");
+    EXPECT_EQ(s.code(), c.code) << s;
+    EXPECT_EQ(WebhookSender::IsRetryable(s), c.retryable) << s;
+    EXPECT_EQ(post.calls.size(), c.posts);
+    if (c.url != ok_url) {
+      EXPECT_TRUE(absl::StrContains(s.message(), c.url)) << s;
+    }
+  }
 }
 
 }  // namespace
