@@ -191,6 +191,7 @@ ClosedLoopResult DirectLoop(const Rows& rows, const ClosedLoopOptions& opts,
 struct BareResult {
   int64_t batch = 0;
   double rows_per_s = 0;
+  double cpu_us_per_row = 0;  // process CPU per row, warm-up included
 };
 
 // Every engine runs in its own thread on its own pre-built batch; the rates
@@ -206,8 +207,10 @@ absl::StatusOr<BareResult> Bare(const std::vector<Engine*>& engines,
     inputs.push_back(*std::move(t));
   }
   std::vector<double> rates(engines.size(), 0);
+  std::vector<int64_t> all_calls(engines.size(), 0);
   std::vector<absl::Status> statuses(engines.size());
   std::vector<std::thread> threads;
+  const ProcessCpu cpu_start = ProcessCpuNow();
   for (size_t i = 0; i < engines.size(); ++i) {
     threads.emplace_back([&, i] {
       auto run_for = [&](double s, int64_t* calls) -> absl::Status {
@@ -223,18 +226,26 @@ absl::StatusOr<BareResult> Bare(const std::vector<Engine*>& engines,
       int64_t calls = 0;
       statuses[i] = run_for(std::min(0.3, seconds / 4), &calls);  // warm-up
       if (!statuses[i].ok()) return;
+      all_calls[i] = calls;
       calls = 0;
       const auto start = SteadyClock::now();
       statuses[i] = run_for(seconds, &calls);
       rates[i] = static_cast<double>(calls * batch) / SecondsSince(start);
+      all_calls[i] += calls;
     });
   }
   for (auto& t : threads) t.join();
+  const ProcessCpu cpu = ProcessCpuNow() - cpu_start;
   BareResult r;
   r.batch = batch;
+  int64_t rows_run = 0;
   for (size_t i = 0; i < engines.size(); ++i) {
     if (!statuses[i].ok()) return statuses[i];
     r.rows_per_s += rates[i];
+    rows_run += all_calls[i] * batch;
+  }
+  if (rows_run > 0) {
+    r.cpu_us_per_row = 1e6 * cpu.total() / static_cast<double>(rows_run);
   }
   return r;
 }
@@ -274,6 +285,11 @@ struct XgbConfigResult {
   ClosedLoopResult driven_on, driven_off, driven_greedy;
   BareResult bare_at_driven;
   double driven_gain = 0, driven_efficiency = 0;
+  // What this machine allows with these client threads if the batcher cost
+  // nothing and no core ever idled (see Ceiling()), at the average batch
+  // batching reached and at batch 256.
+  double ceiling_at_avg = 0, ceiling_256 = 0;
+  double ceiling_efficiency = 0;  // ceiling_at_avg / bare_at_avg
 
   std::string Layout() const {
     return absl::StrFormat("%d instance%s × %d thread%s", instances,
@@ -467,9 +483,11 @@ absl::Status RunIdentity(const Args& args, Report* report) {
   const std::string low_line = absl::StrFormat(
       "p50 %.1f µs, p99 %.1f µs (back in the client: p50 %.1f µs, p99 %.1f "
       "µs; for scale, a condition-variable ping-pong between two threads, 2 "
-      "wake-ups, takes p50 %.1f µs on this machine now)",
+      "wake-ups, takes p50 %.1f µs on this machine now, %.1f µs with both "
+      "threads on one core)",
       low->callback_p50_us, low->callback_p99_us, low->round_trip_p50_us,
-      low->round_trip_p99_us, low->ping_pong_p50_us);
+      low->round_trip_p99_us, low->ping_pong_p50_us,
+      low->ping_pong_same_core_p50_us);
   absl::PrintF("\nIdentity engine, 1 instance, max_batch_size 64, delay 0\n");
   absl::PrintF("  saturation, %d producers, %d requests: %s\n", args.producers,
                sat->requests, sat_line);
@@ -494,9 +512,11 @@ absl::Status RunIdentity(const Args& args, Report* report) {
   report->json.push_back(absl::StrFormat(
       "\"identity_low_load\":{\"requests\":%d,\"callback_p50_us\":%.2f,"
       "\"callback_p99_us\":%.2f,\"round_trip_p50_us\":%.2f,"
-      "\"round_trip_p99_us\":%.2f,\"ping_pong_p50_us\":%.2f}",
+      "\"round_trip_p99_us\":%.2f,\"ping_pong_p50_us\":%.2f,"
+      "\"ping_pong_same_core_p50_us\":%.2f}",
       low->requests, low->callback_p50_us, low->callback_p99_us,
-      low->round_trip_p50_us, low->round_trip_p99_us, low->ping_pong_p50_us));
+      low->round_trip_p50_us, low->round_trip_p99_us, low->ping_pong_p50_us,
+      low->ping_pong_same_core_p50_us));
   report->verdicts.push_back(
       absl::StrFormat("amortized cost < 5 µs/request: %s (%.2f wall, %.2f CPU)",
                       Verdict(sat->wall_us_per_request < 5),
@@ -528,14 +548,21 @@ void ReportXgbConfig(const Args& args, const XgbConfigResult& r,
   absl::PrintF("\n%s, %s\n  %s\n  %s\n  %s\n  %s\n", args.model_name, layout,
                on, off, greedy, bare);
   absl::PrintF(
-      "  batching gain %.1fx, batcher efficiency %.2f (vs bare at batch %d)\n",
-      r.gain, r.efficiency, r.bare_batch);
+      "  batching gain %.1fx, batcher efficiency %.2f (vs bare at batch %d; "
+      "ceiling %.2f)\n",
+      r.gain, r.efficiency, r.bare_batch, r.ceiling_efficiency);
   report->md.push_back(absl::StrFormat(
       "- %s %s: on/off %.1fx (on %s rows/s, off %s rows/s); on / bare at "
-      "batch %d: %.2f (bare %s rows/s); on / greedy DirectQueue: %.2f",
+      "batch %d: %.2f (bare %s rows/s, %.1f µs CPU/row); on / greedy "
+      "DirectQueue: %.2f; ceiling with these clients %s rows/s at batch %d "
+      "(%.2f of bare; batching on reaches %.2f of it), %s rows/s at batch 256",
       args.model_name, layout, r.gain, FormatRate(r.on.rows_per_s),
       FormatRate(r.off.rows_per_s), r.bare_batch, r.efficiency,
-      FormatRate(r.bare_at_avg.rows_per_s), r.vs_greedy));
+      FormatRate(r.bare_at_avg.rows_per_s), r.bare_at_avg.cpu_us_per_row,
+      r.vs_greedy, FormatRate(r.ceiling_at_avg), r.bare_batch,
+      r.ceiling_efficiency,
+      r.ceiling_at_avg > 0 ? r.on.rows_per_s / r.ceiling_at_avg : 0,
+      FormatRate(r.ceiling_256)));
   for (const std::string& line : {on, off, greedy, bare}) {
     report->md.push_back(absl::StrFormat("  - %s, %s", layout, line));
   }
@@ -567,12 +594,17 @@ std::string XgbConfigJson(const XgbConfigResult& r, int drivers) {
       "{\"config\":\"%s\",\"instances\":%d,\"intra_op_threads\":%d,"
       "\"on\":%s,\"off\":%s,\"greedy\":%s,\"bare\":{\"batch\":%d,"
       "\"rows_per_s\":%.1f,\"batch1_rows_per_s\":%.1f,"
-      "\"batch256_rows_per_s\":%.1f},\"gain\":%.3f,\"efficiency\":%.3f,"
-      "\"vs_greedy\":%.3f,\"driven\":%s}",
+      "\"batch256_rows_per_s\":%.1f,\"cpu_us_per_row\":%.3f,"
+      "\"batch256_cpu_us_per_row\":%.3f},\"gain\":%.3f,\"efficiency\":%.3f,"
+      "\"vs_greedy\":%.3f,\"ceiling_rows_per_s\":%.1f,"
+      "\"ceiling_256_rows_per_s\":%.1f,\"ceiling_efficiency\":%.3f,"
+      "\"driven\":%s}",
       r.name, r.instances, r.threads, ClosedLoopJson(r.on),
       ClosedLoopJson(r.off), ClosedLoopJson(r.greedy), r.bare_batch,
       r.bare_at_avg.rows_per_s, r.bare_1.rows_per_s, r.bare_256.rows_per_s,
-      r.gain, r.efficiency, r.vs_greedy,
+      r.bare_at_avg.cpu_us_per_row, r.bare_256.cpu_us_per_row, r.gain,
+      r.efficiency, r.vs_greedy, r.ceiling_at_avg, r.ceiling_256,
+      r.ceiling_efficiency,
       !r.driven
           ? std::string("null")
           : absl::StrFormat(
@@ -584,6 +616,18 @@ std::string XgbConfigJson(const XgbConfigResult& r, int drivers) {
                 ClosedLoopJson(r.driven_off), ClosedLoopJson(r.driven_greedy),
                 r.bare_at_driven.batch, r.bare_at_driven.rows_per_s,
                 r.driven_gain, r.driven_efficiency));
+}
+
+// The most the closed loop can deliver on `cores` cores when the batcher costs
+// nothing and no core idles: every row costs the client threads what they
+// cost against DirectQueue with no engine (`clients`, CPU µs per row, their
+// wake-ups included) plus what the bare engine spends on it at that batch
+// size; the cores are shared by both.
+double Ceiling(unsigned cores, const ClosedLoopResult& clients,
+               const BareResult& bare) {
+  const double per_row = clients.cpu_us_per_row + bare.cpu_us_per_row;
+  if (per_row <= 0) return 0;
+  return std::min(bare.rows_per_s, 1e6 * static_cast<double>(cores) / per_row);
 }
 
 absl::Status RunXgboost(const Args& args, Report* report) {
@@ -642,27 +686,55 @@ absl::Status RunXgboost(const Args& args, Report* report) {
       best_off = i;
     }
   }
+  const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
+  double best_ceiling = 0;
+  const XgbConfigResult* best_ceiling_config = &results[0];
+  for (XgbConfigResult& r : results) {
+    r.ceiling_at_avg = Ceiling(cores, direct, r.bare_at_avg);
+    r.ceiling_256 = Ceiling(cores, direct, r.bare_256);
+    r.ceiling_efficiency = r.bare_at_avg.rows_per_s > 0
+                               ? r.ceiling_at_avg / r.bare_at_avg.rows_per_s
+                               : 0;
+    for (double c : {r.ceiling_at_avg, r.ceiling_256}) {
+      if (c > best_ceiling) {
+        best_ceiling = c;
+        best_ceiling_config = &r;
+      }
+    }
+  }
   const XgbConfigResult& on = results[best_on];
   const XgbConfigResult& off = results[best_off];
   const double gain =
       off.off.rows_per_s > 0 ? on.on.rows_per_s / off.off.rows_per_s : 0;
+  const double gain_ceiling =
+      off.off.rows_per_s > 0 ? best_ceiling / off.off.rows_per_s : 0;
   const std::string gain_line = absl::StrFormat(
       "batching gain (%s, %d client threads, in-process, best layout "
-      "each way): %.1fx (on %s rows/s with %s, off %s rows/s with %s)",
+      "each way): %.1fx (on %s rows/s with %s, off %s rows/s with %s); "
+      "ceiling on this machine %.1fx (%s rows/s with %s: the clients' %.1f "
+      "µs CPU/row alone plus the bare engine's, on %d cores)",
       args.model_name, args.clients, gain, FormatRate(on.on.rows_per_s),
-      on.Layout(), FormatRate(off.off.rows_per_s), off.Layout());
+      on.Layout(), FormatRate(off.off.rows_per_s), off.Layout(), gain_ceiling,
+      FormatRate(best_ceiling), best_ceiling_config->Layout(),
+      direct.cpu_us_per_row, cores);
   const std::string efficiency_line = absl::StrFormat(
       "batcher efficiency (%s, vs bare engine at batch %d): %.2f (bare %s "
-      "rows/s)",
+      "rows/s at %.1f µs CPU/row); ceiling on this machine %.2f, of which "
+      "batching on reaches %.2f",
       on.Layout(), on.bare_batch, on.efficiency,
-      FormatRate(on.bare_at_avg.rows_per_s));
+      FormatRate(on.bare_at_avg.rows_per_s), on.bare_at_avg.cpu_us_per_row,
+      on.ceiling_efficiency,
+      on.ceiling_at_avg > 0 ? on.on.rows_per_s / on.ceiling_at_avg : 0);
   report->md.push_back(absl::StrCat("- ", gain_line));
   report->md.push_back(absl::StrCat("- ", efficiency_line));
   report->verdicts.insert(
       report->verdicts.begin(),
-      {absl::StrFormat("gain ≥ 8x: %s (%.1fx)", Verdict(gain >= 8), gain),
-       absl::StrFormat("efficiency ≥ 0.85: %s (%.2f)",
-                       Verdict(on.efficiency >= 0.85), on.efficiency)});
+      {absl::StrFormat("gain ≥ 8x: %s (%.1fx; this machine's ceiling %.1fx)",
+                       Verdict(gain >= 8), gain, gain_ceiling),
+       absl::StrFormat(
+           "efficiency ≥ 0.85: %s (%.2f; this machine's ceiling %.2f)",
+           Verdict(on.efficiency >= 0.85), on.efficiency,
+           on.ceiling_efficiency)});
   std::vector<std::string> configs_json;
   for (const XgbConfigResult& r : results) {
     ReportXgbConfig(args, r, report);
@@ -673,10 +745,11 @@ absl::Status RunXgboost(const Args& args, Report* report) {
       "\"xgboost\":{\"model\":\"%s\",\"clients\":%d,\"duration_s\":%.1f,"
       "\"clients_only\":%s,\"configs\":[%s],\"gain\":%.3f,"
       "\"gain_on_config\":\"%s\",\"gain_off_config\":\"%s\","
-      "\"efficiency\":%.3f}",
+      "\"efficiency\":%.3f,\"gain_ceiling\":%.3f,"
+      "\"efficiency_ceiling\":%.3f}",
       args.model_name, args.clients, args.duration_s, ClosedLoopJson(direct),
-      absl::StrJoin(configs_json, ","), gain, on.name, off.name,
-      on.efficiency));
+      absl::StrJoin(configs_json, ","), gain, on.name, off.name, on.efficiency,
+      gain_ceiling, on.ceiling_efficiency));
   return absl::OkStatus();
 }
 

@@ -1,6 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "identity_bench.h"
 
+#include <pthread.h>
+#include <sched.h>
+
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -35,12 +38,30 @@ ModelOptions IdentityModel(int max_batch) {
   return m;
 }
 
-// Median round trip of a condition-variable ping-pong between two threads.
-double PingPongP50Us(int rounds) {
+// Pins the calling thread to `cpu`; returns its previous CPU set.
+cpu_set_t PinTo(int cpu) {
+  cpu_set_t before;
+  CPU_ZERO(&before);
+  pthread_getaffinity_np(pthread_self(), sizeof(before), &before);
+  cpu_set_t one;
+  CPU_ZERO(&one);
+  CPU_SET(cpu, &one);
+  pthread_setaffinity_np(pthread_self(), sizeof(one), &one);
+  return before;
+}
+
+// Median round trip of a condition-variable ping-pong between two threads;
+// with `same_core` both run on the caller's current CPU, so every wake-up is a
+// plain context switch (no idle core to wake, no inter-processor interrupt).
+double PingPongP50Us(int rounds, bool same_core) {
+  const int cpu = same_core ? sched_getcpu() : -1;
+  cpu_set_t before;
+  if (cpu >= 0) before = PinTo(cpu);
   std::mutex mu;
   std::condition_variable cv;
   int turn = 0;  // 1: the partner's move, 0: ours
   std::thread partner([&] {
+    if (cpu >= 0) PinTo(cpu);
     for (int i = 0; i < rounds; ++i) {
       std::unique_lock<std::mutex> l(mu);
       cv.wait(l, [&] { return turn == 1; });
@@ -61,6 +82,7 @@ double PingPongP50Us(int rounds) {
             .count());
   }
   partner.join();
+  if (cpu >= 0) pthread_setaffinity_np(pthread_self(), sizeof(before), &before);
   return Percentile(us, 0.5);
 }
 
@@ -213,7 +235,8 @@ absl::StatusOr<LowLoadResult> IdentityLowLoad(int requests) {
   r.callback_p99_us = Percentile(callback_us, 0.99);
   r.round_trip_p50_us = Percentile(round_trip_us, 0.50);
   r.round_trip_p99_us = Percentile(round_trip_us, 0.99);
-  r.ping_pong_p50_us = PingPongP50Us(requests);
+  r.ping_pong_p50_us = PingPongP50Us(requests, /*same_core=*/false);
+  r.ping_pong_same_core_p50_us = PingPongP50Us(requests, /*same_core=*/true);
   return r;
 }
 

@@ -36,6 +36,9 @@ struct LowLoadResult {
   // The machine's floor for the same hand-offs: the median round trip of two
   // threads waking each other through a condition variable (2 wake-ups).
   double ping_pong_p50_us = 0;
+  // The same with both threads pinned to one core: the cost of a wake-up and
+  // a context switch without an idle core to wake.
+  double ping_pong_same_core_p50_us = 0;
 };
 
 absl::StatusOr<SaturationResult> IdentitySaturation(int producers,
