@@ -13,6 +13,7 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "core/half.h"
 #include "core/status_macros.h"
 
@@ -601,18 +602,10 @@ absl::StatusOr<std::vector<std::vector<Tensor>>> SplitOutputs(
   return result;
 }
 
-absl::StatusOr<std::vector<std::vector<Tensor>>> SplitRows(
-    std::vector<Tensor> inputs, int64_t max_rows) {
-  if (max_rows < 1) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("cannot split a request into parts of ", max_rows,
-                     " rows; the limit must be at least 1"));
-  }
-  std::vector<std::vector<Tensor>> parts;
-  if (inputs.empty()) {
-    parts.push_back(std::move(inputs));
-    return parts;
-  }
+namespace {
+
+// Dimension 0 shared by all inputs.
+absl::StatusOr<int64_t> SharedRows(absl::Span<const Tensor> inputs) {
   int64_t rows = -1;
   for (const Tensor& t : inputs) {
     if (t.shape().empty() || (rows >= 0 && t.shape()[0] != rows)) {
@@ -622,20 +615,102 @@ absl::StatusOr<std::vector<std::vector<Tensor>>> SplitRows(
     }
     rows = t.shape()[0];
   }
-  if (rows <= max_rows) {
+  return std::max<int64_t>(rows, 0);
+}
+
+absl::Status RowTooLarge(int64_t row, size_t bytes, size_t max_bytes) {
+  return absl::InvalidArgumentError(
+      absl::StrCat("row ", row, " of the request has ", bytes,
+                   " bytes of input, more than max_batch_bytes (", max_bytes,
+                   "); no batch can hold it"));
+}
+
+}  // namespace
+
+absl::StatusOr<std::vector<int64_t>> PartBoundaries(
+    absl::Span<const Tensor> inputs, int64_t max_rows, size_t max_bytes) {
+  if (max_rows < 1) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("cannot split a request into parts of ", max_rows,
+                     " rows; the limit must be at least 1"));
+  }
+  ASSIGN_OR_RETURN(const int64_t rows, SharedRows(inputs));
+  std::vector<int64_t> boundaries = {0};
+  if (rows == 0) {
+    boundaries.push_back(0);
+    return boundaries;
+  }
+  size_t fixed_row_bytes = 0;  // per row, over the fixed-size inputs
+  std::vector<std::vector<size_t>>
+      variable;  // BYTES inputs: every row's offset
+  std::vector<int64_t> every_row;
+  for (const Tensor& t : inputs) {
+    if (IsFixedSize(t.dtype())) {
+      fixed_row_bytes += t.byte_size() / static_cast<size_t>(rows);
+      continue;
+    }
+    if (every_row.empty()) {
+      every_row.resize(static_cast<size_t>(rows) + 1);
+      for (int64_t r = 0; r <= rows; ++r) every_row[r] = r;
+    }
+    variable.push_back(RowByteOffsets(t, rows, every_row));
+  }
+  if (max_bytes == 0 || variable.empty()) {
+    // Every row is the same size: parts of one size, the last one shorter.
+    int64_t per_part = max_rows;
+    if (max_bytes > 0 && fixed_row_bytes > 0) {
+      if (fixed_row_bytes > max_bytes) {
+        return RowTooLarge(0, fixed_row_bytes, max_bytes);
+      }
+      per_part = std::min<int64_t>(
+          per_part, static_cast<int64_t>(max_bytes / fixed_row_bytes));
+    }
+    for (int64_t b = per_part; b < rows; b += per_part) boundaries.push_back(b);
+    boundaries.push_back(rows);
+    return boundaries;
+  }
+  int64_t part_rows = 0;
+  size_t part_bytes = 0;
+  for (int64_t r = 0; r < rows; ++r) {
+    size_t row_bytes = fixed_row_bytes;
+    for (const std::vector<size_t>& offsets : variable)
+      row_bytes += offsets[r + 1] - offsets[r];
+    if (row_bytes > max_bytes) return RowTooLarge(r, row_bytes, max_bytes);
+    if (part_rows == max_rows || part_bytes + row_bytes > max_bytes) {
+      boundaries.push_back(r);
+      part_rows = 0;
+      part_bytes = 0;
+    }
+    ++part_rows;
+    part_bytes += row_bytes;
+  }
+  boundaries.push_back(rows);
+  return boundaries;
+}
+
+absl::StatusOr<std::vector<std::vector<Tensor>>> SplitRows(
+    std::vector<Tensor> inputs, absl::Span<const int64_t> boundaries) {
+  ASSIGN_OR_RETURN(const int64_t rows, SharedRows(inputs));
+  bool increasing = boundaries.size() >= 2;
+  for (size_t i = 1; i < boundaries.size(); ++i)
+    increasing = increasing && boundaries[i] > boundaries[i - 1];
+  if (boundaries.size() == 2 && boundaries[0] == 0 && boundaries[1] == rows) {
+    std::vector<std::vector<Tensor>> parts;
     parts.push_back(std::move(inputs));
     return parts;
   }
-  std::vector<int64_t> boundaries;
-  for (int64_t b = 0; b < rows; b += max_rows) boundaries.push_back(b);
-  boundaries.push_back(rows);
+  if (!increasing || boundaries.front() != 0 || boundaries.back() != rows) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "cannot cut ", rows, " rows at [", absl::StrJoin(boundaries, ","),
+        "]: the boundaries must rise from 0 to ", rows));
+  }
   std::vector<std::vector<size_t>> offsets;
   offsets.reserve(inputs.size());
   for (const Tensor& t : inputs)
     offsets.push_back(RowByteOffsets(t, rows, boundaries));
   auto keepalive = std::make_shared<std::vector<Tensor>>(std::move(inputs));
 
-  parts.resize(boundaries.size() - 1);
+  std::vector<std::vector<Tensor>> parts(boundaries.size() - 1);
   for (size_t p = 0; p + 1 < boundaries.size(); ++p) {
     parts[p].reserve(keepalive->size());
     for (size_t j = 0; j < keepalive->size(); ++j) {

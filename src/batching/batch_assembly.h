@@ -3,12 +3,12 @@
 // the requests the batch policy picked into one contiguous tensor per model
 // input (padding variable-length dims), and slices the engine's outputs back
 // into one output vector per request. Also splits a request larger than
-// max_batch_size into parts and joins the parts' outputs.
+// max_batch_size (or max_batch_bytes) into parts and joins the parts' outputs.
 //
 // Callers: the DynamicBatcher's instance threads (AssembleBatch, SplitOutputs,
-// SplitRows, ConcatRows) and the batcher thread (VariableLength, for length
-// bucketing). Requests reaching these functions were already checked and
-// ordered by ValidateAndOrderInputs.
+// ConcatRows) and its enqueuing threads (PartBoundaries, SplitRows, and
+// VariableLength for length bucketing). Requests reaching these functions were
+// already checked and ordered by ValidateAndOrderInputs.
 //
 // Ownership: a batch of one request borrows the request's tensors, so the
 // caller keeps the request alive until the engine has run. Output slices and
@@ -118,13 +118,25 @@ absl::StatusOr<std::vector<std::vector<Tensor>>> SplitOutputs(
     const ModelOptions& options, const AssembledBatch& batch,
     std::vector<Tensor> outputs);
 
-// Splits one request's inputs (dimension 0 = rows, equal in all) into parts
-// of at most `max_rows` rows each, in order. Zero copy: parts borrow from the
-// inputs, which a shared keep-alive holds. Inputs of at most `max_rows` rows
-// come back as the single part, unchanged. INVALID_ARGUMENT when max_rows < 1
-// or the inputs disagree on dimension 0 (or one is a scalar).
+// Where to cut one request's inputs (dimension 0 = rows, equal in all) so
+// that every part has at most `max_rows` rows and, when max_bytes > 0, at most
+// `max_bytes` bytes of input (all inputs together; BYTES elements counted as
+// sent, with their 4-byte length prefixes). Returns the row boundaries
+// 0 = b[0] < b[1] < ... < b[n] = rows: part p is rows [b[p], b[p+1]). Parts are
+// filled greedily in row order, so all but the last are as large as allowed.
+// Zero rows give one empty part, {0, 0}. INVALID_ARGUMENT when max_rows < 1,
+// the inputs disagree on dimension 0 (or one is a scalar), or a single row is
+// larger than max_bytes (the message names the row and max_batch_bytes).
+absl::StatusOr<std::vector<int64_t>> PartBoundaries(
+    absl::Span<const Tensor> inputs, int64_t max_rows, size_t max_bytes);
+
+// Cuts one request's inputs at `boundaries` (as PartBoundaries returns them)
+// into parts, in order. Zero copy: parts borrow from the inputs, which a
+// shared keep-alive holds. One part ({0, rows}) comes back as the inputs,
+// unchanged. INVALID_ARGUMENT when the boundaries do not run from 0 to the
+// inputs' rows in increasing order, or the inputs disagree on dimension 0.
 absl::StatusOr<std::vector<std::vector<Tensor>>> SplitRows(
-    std::vector<Tensor> inputs, int64_t max_rows);
+    std::vector<Tensor> inputs, absl::Span<const int64_t> boundaries);
 
 // Joins the outputs of SplitRows' parts (each in config output order) back
 // into one owned tensor per output, rows in part order. One part passes

@@ -152,6 +152,28 @@ absl::Status DynamicBatcher::Enqueue(std::unique_ptr<Request>* request) {
   const int64_t rows = options_.batched && !r.inputs.empty()
                            ? r.inputs[(*order)[0]].shape()[0]
                            : 1;
+  // Parts of at most max_batch_size rows and max_batch_bytes bytes; decided
+  // before the request is taken, so that one row over the byte cap is the
+  // caller's error.
+  std::vector<int64_t> boundaries;  // empty: one part
+  if (options_.batched) {
+    size_t bytes = 0;
+    for (const Tensor& t : r.inputs) bytes += t.byte_size();
+    const size_t max_bytes = options_.policy.max_batch_bytes;
+    if (rows > options_.policy.max_batch_rows ||
+        (max_bytes > 0 && bytes > max_bytes)) {
+      absl::StatusOr<std::vector<int64_t>> cut =
+          PartBoundaries(r.inputs, options_.policy.max_batch_rows, max_bytes);
+      if (!cut.ok()) {
+        stats_.RecordRejected(level, RejectReason::kInvalidInput, rows);
+        return absl::InvalidArgumentError(absl::StrCat(
+            "model '", model_.name, "': ", cut.status().message()));
+      }
+      boundaries = *std::move(cut);
+    }
+  }
+  const size_t parts = boundaries.empty() ? 1 : boundaries.size() - 1;
+  const int64_t first_part_rows = boundaries.empty() ? rows : boundaries[1];
   const absl::Time now = clock_->Now();
   if (r.deadline && *r.deadline <= now) {
     stats_.RecordRejected(level, RejectReason::kDeadlineInfeasible, rows);
@@ -163,7 +185,7 @@ absl::Status DynamicBatcher::Enqueue(std::unique_ptr<Request>* request) {
     // while the caller still holds the request, instead of spending compute on
     // it.
     const std::optional<absl::Duration> alone =
-        latency_.Predict(std::min(rows, options_.policy.max_batch_rows));
+        latency_.Predict(first_part_rows);
     if (alone && now + *alone > *r.deadline) {
       stats_.RecordRejected(level, RejectReason::kDeadlineInfeasible, rows);
       return absl::DeadlineExceededError(absl::StrCat(
@@ -175,11 +197,6 @@ absl::Status DynamicBatcher::Enqueue(std::unique_ptr<Request>* request) {
   const LevelQueueOptions& queue = options_.levels[level];
   absl::Duration timeout = queue.default_timeout;
   if (r.timeout && queue.allow_timeout_override) timeout = *r.timeout;
-  const int64_t max_rows = options_.policy.max_batch_rows;
-  const size_t parts =
-      options_.batched && rows > max_rows
-          ? static_cast<size_t>((rows + max_rows - 1) / max_rows)
-          : 1;
 
   Failed failed;  // rejections by a Pump below, delivered after the lock
   absl::Status status = [&]() -> absl::Status {
@@ -203,7 +220,7 @@ absl::Status DynamicBatcher::Enqueue(std::unique_ptr<Request>* request) {
     std::vector<std::vector<Tensor>> part_inputs;
     if (parts > 1) {
       absl::StatusOr<std::vector<std::vector<Tensor>>> split =
-          SplitRows(std::move(inputs), max_rows);
+          SplitRows(std::move(inputs), boundaries);
       FERRY_CHECK(split.ok(),
                   split.status().ToString());  // inputs were validated above
       part_inputs = *std::move(split);

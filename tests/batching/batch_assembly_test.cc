@@ -473,6 +473,131 @@ TEST(SplitOutputsTest, BatchOutputIsFreedWhenTheLastSliceDies) {
   EXPECT_TRUE(watch.expired());
 }
 
+// PartBoundaries then SplitRows, as the batcher does.
+absl::StatusOr<std::vector<std::vector<Tensor>>> Split(
+    std::vector<Tensor> inputs, int64_t max_rows, size_t max_bytes = 0) {
+  absl::StatusOr<std::vector<int64_t>> cut =
+      PartBoundaries(inputs, max_rows, max_bytes);
+  if (!cut.ok()) return cut.status();
+  return SplitRows(std::move(inputs), *cut);
+}
+
+// Where a request is cut: rows of one fixed size (an FP32 input of `width`
+// columns, plus a BYTES input when `strings` is set: row i holds a string of
+// i bytes, 4 + i bytes with its length prefix).
+struct PartCase {
+  std::string name;
+  int64_t rows;
+  int64_t width;
+  bool strings;
+  int64_t max_rows;
+  size_t max_bytes;
+  std::vector<int64_t> want;  // empty: INVALID_ARGUMENT
+  std::string error;          // part of the message
+};
+
+TEST(PartBoundariesTest, Table) {
+  const std::vector<PartCase> cases = {
+      {"FitsIsOnePart", 3, 2, false, 4, 0, {0, 3}, ""},
+      {"RowsOverTheCapMakeFullPartsThenTheRest",
+       10,
+       2,
+       false,
+       4,
+       0,
+       {0, 4, 8, 10},
+       ""},
+      {"ExactMultipleHasNoEmptyPart", 8, 2, false, 4, 0, {0, 4, 8}, ""},
+      // 8 bytes a row, 20 bytes a part: 2 rows, below the row cap of 4.
+      {"ByteCapBelowTheRowCapMakesSmallerParts",
+       5,
+       2,
+       false,
+       4,
+       20,
+       {0, 2, 4, 5},
+       ""},
+      {"RowCapBelowTheByteCapWins", 5, 2, false, 2, 1000, {0, 2, 4, 5}, ""},
+      {"ByteCapExactlyOneRow", 3, 2, false, 4, 8, {0, 1, 2, 3}, ""},
+      {"OneRowOverTheByteCapIsRejected",
+       3,
+       2,
+       false,
+       4,
+       7,
+       {},
+       "row 0 of the request has 8 bytes of input, more than max_batch_bytes "
+       "(7)"},
+      {"ZeroRowsAreOneEmptyPart", 0, 2, false, 4, 8, {0, 0}, ""},
+      {"ZeroRowLimitIsRejected", 3, 2, false, 0, 0, {}, "at least 1"},
+      // Row i: 4 bytes of FP32 + 4 + i bytes of string. Rows 0..5 are
+      // 8, 9, 10, 11, 12, 13 bytes; parts of at most 21 bytes: {8, 9},
+      // {10, 11}, {12}, {13}.
+      {"VariableRowsAreCutGreedilyByBytes",
+       6,
+       1,
+       true,
+       4,
+       21,
+       {0, 2, 4, 5, 6},
+       ""},
+      {"VariableRowsStillObeyTheRowCap", 6, 1, true, 2, 1000, {0, 2, 4, 6}, ""},
+      {"TheRowOverTheCapIsNamed",
+       6,
+       1,
+       true,
+       4,
+       12,
+       {},
+       "row 5 of the request has 13 bytes"},
+  };
+  for (const PartCase& c : cases) {
+    SCOPED_TRACE(c.name);
+    std::vector<float> x(static_cast<size_t>(c.rows * c.width), 1.0f);
+    std::vector<Tensor> inputs;
+    inputs.push_back(Make<float>("x", {c.rows, c.width}, x));
+    if (c.strings) {
+      std::vector<std::string> s;
+      for (int64_t i = 0; i < c.rows; ++i) s.push_back(std::string(i, 'a'));
+      inputs.push_back(Strings("s", {c.rows}, s));
+    }
+    absl::StatusOr<std::vector<int64_t>> got =
+        PartBoundaries(inputs, c.max_rows, c.max_bytes);
+    if (c.want.empty()) {
+      EXPECT_EQ(got.status().code(), absl::StatusCode::kInvalidArgument);
+      EXPECT_THAT(got.status().message(), HasSubstr(c.error));
+      continue;
+    }
+    ASSERT_TRUE(got.ok()) << got.status();
+    EXPECT_THAT(*got, ElementsAreArray(c.want));
+    // The parts hold exactly those rows and stay within both caps.
+    absl::StatusOr<std::vector<std::vector<Tensor>>> parts =
+        SplitRows(std::move(inputs), *got);
+    ASSERT_TRUE(parts.ok()) << parts.status();
+    ASSERT_EQ(parts->size(), c.want.size() - 1);
+    for (size_t p = 0; p < parts->size(); ++p) {
+      size_t bytes = 0;
+      for (const Tensor& t : (*parts)[p]) {
+        EXPECT_EQ(t.shape()[0], c.want[p + 1] - c.want[p]);
+        bytes += t.byte_size();
+      }
+      if (c.max_bytes > 0) {
+        EXPECT_LE(bytes, c.max_bytes) << "part " << p;
+      }
+    }
+  }
+}
+
+TEST(SplitRowsTest, RejectsBoundariesThatDoNotCoverTheRows) {
+  for (const std::vector<int64_t>& bad : std::vector<std::vector<int64_t>>{
+           {}, {0}, {0, 2}, {1, 3}, {0, 2, 2, 3}, {0, 4}}) {
+    absl::StatusOr<std::vector<std::vector<Tensor>>> parts =
+        SplitRows(One(Make<float>("x", {3, 1}, {1, 2, 3})), bad);
+    EXPECT_EQ(parts.status().code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_THAT(parts.status().message(), HasSubstr("must rise from 0 to 3"));
+  }
+}
+
 TEST(SplitRowsTest, TenRowsAtMostFourMakeFourFourTwoBorrowedParts) {
   std::vector<float> x(20);
   for (size_t i = 0; i < x.size(); ++i) x[i] = static_cast<float>(i);
@@ -481,7 +606,7 @@ TEST(SplitRowsTest, TenRowsAtMostFourMakeFourFourTwoBorrowedParts) {
   Tensor xt = Make<float>("x", {10, 2}, x);
   const std::byte* base = xt.data();
   absl::StatusOr<std::vector<std::vector<Tensor>>> parts =
-      SplitRows(Two(std::move(xt), Strings("s", {10}, s)), 4);
+      Split(Two(std::move(xt), Strings("s", {10}, s)), 4);
   ASSERT_TRUE(parts.ok()) << parts.status();
   ASSERT_EQ(parts->size(), 3u);
   EXPECT_THAT((*parts)[0][0].shape(), ElementsAre(4, 2));
@@ -500,20 +625,19 @@ TEST(SplitRowsTest, SmallRequestIsOnePartUnchanged) {
   Tensor xt = Make<float>("x", {3, 1}, {1, 2, 3});
   const std::byte* base = xt.data();
   absl::StatusOr<std::vector<std::vector<Tensor>>> parts =
-      SplitRows(One(std::move(xt)), 4);
+      Split(One(std::move(xt)), 4);
   ASSERT_TRUE(parts.ok()) << parts.status();
   ASSERT_EQ(parts->size(), 1u);
   EXPECT_EQ((*parts)[0][0].data(), base);
 }
 
 TEST(SplitRowsTest, RejectsBadLimitAndDisagreeingRows) {
-  EXPECT_EQ(
-      SplitRows(One(Make<float>("x", {3, 1}, {1, 2, 3})), 0).status().code(),
-      absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(Split(One(Make<float>("x", {3, 1}, {1, 2, 3})), 0).status().code(),
+            absl::StatusCode::kInvalidArgument);
   absl::StatusOr<std::vector<std::vector<Tensor>>> parts =
-      SplitRows(Two(Make<float>("x", {3, 1}, {1, 2, 3}),
-                    Make<float>("z", {2, 1}, {1, 2})),
-                1);
+      Split(Two(Make<float>("x", {3, 1}, {1, 2, 3}),
+                Make<float>("z", {2, 1}, {1, 2})),
+            1);
   EXPECT_EQ(parts.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(parts.status().message(), HasSubstr("input 'z'"));
 }
@@ -523,8 +647,8 @@ TEST(ConcatRowsTest, JoinsSplitPartsBackIntoTheOriginal) {
   for (size_t i = 0; i < x.size(); ++i) x[i] = static_cast<int32_t>(i * 3);
   std::vector<std::string> s = {"a", "",   "ccc", "dd", "e",
                                 "f", "gg", "",    "i",  "jj"};
-  absl::StatusOr<std::vector<std::vector<Tensor>>> parts = SplitRows(
-      Two(Make<int32_t>("x", {10, 3}, x), Strings("s", {10, 1}, s)), 3);
+  absl::StatusOr<std::vector<std::vector<Tensor>>> parts =
+      Split(Two(Make<int32_t>("x", {10, 3}, x), Strings("s", {10, 1}, s)), 3);
   ASSERT_TRUE(parts.ok()) << parts.status();
   ASSERT_EQ(parts->size(), 4u);
   absl::StatusOr<std::vector<Tensor>> joined = ConcatRows(*std::move(parts));

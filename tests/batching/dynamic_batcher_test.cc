@@ -260,6 +260,42 @@ TEST(DynamicBatcherTest, OversizedRequestIsSplitAndReassembledInOrder) {
   EXPECT_EQ(h.batcher->stats().batches, 3u);
 }
 
+TEST(DynamicBatcherTest, RequestOverTheByteCapIsSplitIntoPartsWithinIt) {
+  FakeClock clock;
+  ModelOptions m = Model(4);
+  m.parameters["max_batch_bytes"] = "8";  // two FP32 rows of width 1
+  Harness h(m, Options(m, 0), &clock, /*instances=*/2);
+  Outcome o;
+  std::vector<float> rows;
+  for (int i = 0; i < 10; ++i) rows.push_back(static_cast<float>(i));
+  auto r = MakeRequest(rows, &o);
+  ASSERT_TRUE(h.batcher->Enqueue(&r).ok());
+  o.done.WaitForNotification();
+  ASSERT_TRUE(o.result.ok()) << o.result.status();
+  EXPECT_EQ(Values(o), rows);
+  EXPECT_EQ(o.calls, 1);
+  // The row cap alone would make 3 batches (4, 4, 2).
+  EXPECT_EQ(h.batcher->stats().batches, 5u);
+  EXPECT_EQ(h.batcher->stats().rows_executed, 10u);
+}
+
+TEST(DynamicBatcherTest, RowLargerThanTheByteCapIsTheCallersError) {
+  FakeClock clock;
+  ModelOptions m = Model(4);
+  m.parameters["max_batch_bytes"] = "2";  // less than one FP32 row
+  Harness h(m, Options(m, 0), &clock);
+  Outcome o;
+  auto r = MakeRequest({1, 2}, &o);
+  absl::Status s = h.batcher->Enqueue(&r);
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(s.message()),
+              HasSubstr("model 'id': row 0 of the request has 4 bytes of "
+                        "input, more than max_batch_bytes (2)"));
+  ASSERT_NE(r, nullptr);  // still the caller's
+  EXPECT_EQ(o.calls, 0);
+  EXPECT_EQ(h.batcher->stats().batches, 0u);
+}
+
 TEST(DynamicBatcherTest, HigherPriorityRunsFirstWhileTheInstanceIsBusy) {
   FakeClock clock;
   ModelOptions m = Model(1);
