@@ -50,6 +50,20 @@ LevelQueueOptions FromQueuePolicy(const QueuePolicyOptions& q,
   return out;
 }
 
+// The fewest bytes one row of a request can hold: every required input's
+// fixed-size elements (a -1 dim may be empty, so such an input counts 0; a
+// BYTES element at least its 4-byte length prefix).
+size_t MinRowBytes(const ModelOptions& model) {
+  size_t total = 0;
+  for (const TensorSpec& spec : model.inputs) {
+    if (spec.optional) continue;
+    size_t elements = 1;
+    for (int64_t d : spec.dims) elements *= d < 0 ? 0 : static_cast<size_t>(d);
+    total += elements * (IsFixedSize(spec.dtype) ? ByteSize(spec.dtype) : 4);
+  }
+  return total;
+}
+
 }  // namespace
 
 absl::StatusOr<BatcherOptions> BatcherOptionsFromModel(
@@ -70,6 +84,15 @@ absl::StatusOr<BatcherOptions> BatcherOptionsFromModel(
   ASSIGN_OR_RETURN(std::optional<uint64_t> max_bytes,
                    NumberParameter<uint64_t>(model, "max_batch_bytes"));
   p.max_batch_bytes = max_bytes.value_or(0);
+  if (out.batched && p.max_batch_bytes > 0) {
+    const size_t row = MinRowBytes(model);
+    if (p.max_batch_bytes < row) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "model '", model.name, "': parameters.max_batch_bytes is ",
+          p.max_batch_bytes, ", less than one row of input (", row,
+          " bytes); no request could run"));
+    }
+  }
   ASSIGN_OR_RETURN(std::optional<int64_t> aging_us,
                    NumberParameter<int64_t>(model, "aging_interval_us"));
   if (aging_us) p.aging_interval = absl::Microseconds(*aging_us);

@@ -58,5 +58,27 @@ TEST(BatcherOptionsTest, BadOfflineKnobsNameTheParameter) {
   }
 }
 
+TEST(BatcherOptionsTest, ByteCapBelowOneRowIsAConfigError) {
+  ModelOptions m = Model();
+  m.inputs = {{"x", DataType::kFp32, {32}},
+              {"ids", DataType::kInt64, {-1}},  // may be empty: counts 0
+              {"s", DataType::kBytes, {2}},     // 2 length prefixes: 8
+              {"opt", DataType::kFp64, {100}, /*optional=*/true}};
+  m.parameters["max_batch_bytes"] = "135";  // one row needs 128 + 8
+  absl::Status s = BatcherOptionsFromModel(m).status();
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << s;
+  EXPECT_THAT(s.message(),
+              HasSubstr("parameters.max_batch_bytes is 135, less than one row "
+                        "of input (136 bytes)"));
+  m.parameters["max_batch_bytes"] = "136";
+  const absl::StatusOr<BatcherOptions> o = BatcherOptionsFromModel(m);
+  ASSERT_TRUE(o.ok()) << o.status();
+  EXPECT_EQ(o->policy.max_batch_bytes, 136u);
+  // Without batching (max_batch_size 0) each request runs alone: no check.
+  m.max_batch_size = 0;
+  m.parameters["max_batch_bytes"] = "1";
+  EXPECT_TRUE(BatcherOptionsFromModel(m).ok());
+}
+
 }  // namespace
 }  // namespace ferry

@@ -281,16 +281,25 @@ TEST(DynamicBatcherTest, RequestOverTheByteCapIsSplitIntoPartsWithinIt) {
 
 TEST(DynamicBatcherTest, RowLargerThanTheByteCapIsTheCallersError) {
   FakeClock clock;
-  ModelOptions m = Model(4);
-  m.parameters["max_batch_bytes"] = "2";  // less than one FP32 row
+  // Variable-length rows: the config cannot rule out a row over the cap (a
+  // fixed-size row over it is refused when the options are read).
+  ModelOptions m = Model(4, /*variable=*/true);
+  m.parameters["max_batch_bytes"] = "16";  // two INT64 elements
   Harness h(m, Options(m, 0), &clock);
   Outcome o;
-  auto r = MakeRequest({1, 2}, &o);
+  auto r = std::make_unique<Request>();
+  r->inputs.push_back(*Tensor::FromValues<int64_t>(
+      "x", {2, 3}, std::vector<int64_t>{1, 2, 3, 4, 5, 6}));
+  r->done = [&o](absl::StatusOr<std::vector<Tensor>> result) {
+    o.result = std::move(result);
+    o.calls.fetch_add(1);
+    o.done.Notify();
+  };
   absl::Status s = h.batcher->Enqueue(&r);
   EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(std::string(s.message()),
-              HasSubstr("model 'id': row 0 of the request has 4 bytes of "
-                        "input, more than max_batch_bytes (2)"));
+              HasSubstr("model 'id': row 0 of the request has 24 bytes of "
+                        "input, more than max_batch_bytes (16)"));
   ASSERT_NE(r, nullptr);  // still the caller's
   EXPECT_EQ(o.calls, 0);
   EXPECT_EQ(h.batcher->stats().batches, 0u);
