@@ -431,6 +431,27 @@ int64_t VariableLength(const ModelOptions& options,
   return length;
 }
 
+uint64_t BatchKey(const ModelOptions& options,
+                  absl::Span<const Tensor> inputs) {
+  const bool all_present = inputs.size() == options.inputs.size();
+  uint64_t key = 0;
+  auto mix = [&key](uint64_t v) {
+    key = (key ^ v) * 0x100000001b3ULL;  // FNV-1a step
+  };
+  const size_t batch_dims = options.max_batch_size > 0 ? 1 : 0;
+  for (const Tensor& t : inputs) {
+    const TensorSpec* spec = FindSpec(options.inputs, t.name());
+    if (spec == nullptr) continue;
+    if (!all_present) {
+      mix(static_cast<uint64_t>(spec - options.inputs.data()) + 1);
+    }
+    if (IsFixedSize(t.dtype()) || !HasVariableDim(*spec)) continue;
+    for (size_t k = batch_dims; k < t.shape().size(); ++k)
+      mix(static_cast<uint64_t>(t.shape()[k]) + 0x9e3779b97f4a7c15ULL);
+  }
+  return key;
+}
+
 absl::StatusOr<AssembledBatch> AssembleBatch(
     const ModelOptions& options, const PaddingOptions& padding,
     absl::Span<const std::vector<Tensor>* const> requests) {
@@ -662,8 +683,11 @@ absl::StatusOr<std::vector<int64_t>> PartBoundaries(
       if (fixed_row_bytes > max_bytes) {
         return RowTooLarge(0, fixed_row_bytes, max_bytes);
       }
-      per_part = std::min<int64_t>(
-          per_part, static_cast<int64_t>(max_bytes / fixed_row_bytes));
+      // Compared unsigned: a huge cap must not turn negative in int64_t.
+      const size_t by_bytes = max_bytes / fixed_row_bytes;
+      if (by_bytes < static_cast<size_t>(per_part)) {
+        per_part = static_cast<int64_t>(by_bytes);
+      }
     }
     for (int64_t b = per_part; b < rows; b += per_part) boundaries.push_back(b);
     boundaries.push_back(rows);

@@ -118,6 +118,13 @@ absl::StatusOr<std::vector<std::vector<Tensor>>> SplitOutputs(
     const ModelOptions& options, const AssembledBatch& batch,
     std::vector<Tensor> outputs);
 
+// What requests must agree on to share a batch, as one number (0 for most
+// models): which of the config's inputs the request carries (optional ones may
+// be absent) and the non-batch shape of every BYTES input with a -1 dim, which
+// AssembleBatch cannot pad. `inputs` in config order, as ValidateAndOrderInputs
+// leaves them.
+uint64_t BatchKey(const ModelOptions& options, absl::Span<const Tensor> inputs);
+
 // Where to cut one request's inputs (dimension 0 = rows, equal in all) so
 // that every part has at most `max_rows` rows and, when max_bytes > 0, at most
 // `max_bytes` bytes of input (all inputs together; BYTES elements counted as

@@ -15,7 +15,8 @@ struct Fill {
   int64_t max_length = 0;
   int64_t row_length_sum = 0;     // Σ rows·length
   bool capacity_blocked = false;  // a candidate did not fit by rows or bytes
-  bool length_blocked = false;    // a candidate did not fit by padding waste
+  bool length_blocked = false;    // a candidate did not fit by padding waste or
+                                  // could not share the batch (another key)
 };
 
 double WasteWith(const Fill& fill, const QueuedRequest& r) {
@@ -101,7 +102,8 @@ Fill FillBatch(absl::Span<const QueuedRequest> queue,
       if (options.preserve_ordering) break;
       continue;
     }
-    if (WasteWith(fill, r) > options.max_padding_waste) {
+    if (r.key != queue[fill.members.front()].key ||
+        WasteWith(fill, r) > options.max_padding_waste) {
       fill.length_blocked = true;
       if (options.preserve_ordering) break;
       continue;

@@ -64,6 +64,11 @@ struct QueuedRequest {
   int64_t rows = 1;
   int64_t length = 0;  // variable-length elements per row (0: fixed shapes)
   size_t bytes = 0;
+  // Requests with different keys cannot share a batch (BatchKey: which
+  // optional inputs they carry, the shapes of BYTES inputs, which are never
+  // padded). A candidate with another key than the batch's first member is a
+  // shape break, like one that would pad too much.
+  uint64_t key = 0;
 };
 
 struct BatchPolicyOptions {

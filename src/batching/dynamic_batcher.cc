@@ -2,6 +2,7 @@
 #include "batching/dynamic_batcher.h"
 
 #include <algorithm>
+#include <atomic>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -25,6 +26,8 @@ struct DynamicBatcher::SplitState {
   size_t remaining ABSL_GUARDED_BY(mu) = 0;
   absl::Status error ABSL_GUARDED_BY(mu);
   int64_t rows = 0;
+  // The first part to be rejected counts the request once, with all its rows.
+  std::atomic<bool> rejection_counted{false};
 };
 
 struct DynamicBatcher::Entry {
@@ -181,11 +184,15 @@ absl::Status DynamicBatcher::Enqueue(std::unique_ptr<Request>* request) {
         absl::StrCat("request '", r.id, "' arrived after its deadline"));
   }
   if (r.deadline && options_.policy.deadline_aware) {
-    // Even alone (or its first part alone) it would finish late: say so now,
-    // while the caller still holds the request, instead of spending compute on
-    // it.
-    const std::optional<absl::Duration> alone =
-        latency_.Predict(first_part_rows);
+    // Even alone it would finish late: say so now, while the caller still
+    // holds the request, instead of spending compute on it. A split request
+    // runs its parts in waves over the instances, each as long as the first.
+    const int64_t instances =
+        std::max<int64_t>(1, static_cast<int64_t>(engines_.size()));
+    const int64_t waves =
+        (static_cast<int64_t>(parts) + instances - 1) / instances;
+    std::optional<absl::Duration> alone = latency_.Predict(first_part_rows);
+    if (alone) *alone *= waves;
     if (alone && now + *alone > *r.deadline) {
       stats_.RecordRejected(level, RejectReason::kDeadlineInfeasible, rows);
       return absl::DeadlineExceededError(absl::StrCat(
@@ -206,7 +213,9 @@ absl::Status DynamicBatcher::Enqueue(std::unique_ptr<Request>* request) {
       return absl::UnavailableError(
           absl::StrCat("model '", model_.name, "' is shutting down"));
     }
-    if (live_[level] + static_cast<int64_t>(parts) > queue.max_queue_size) {
+    // The bound counts requests waiting, as Triton's does: a request split
+    // into more parts than the bound still gets in when the queue has room.
+    if (live_[level] + 1 > queue.max_queue_size) {
       stats_.RecordRejected(level, RejectReason::kQueueFull, rows);
       return absl::UnavailableError(absl::StrCat(
           "model '", model_.name, "': the queue of priority level ", level + 1,
@@ -217,6 +226,7 @@ absl::Status DynamicBatcher::Enqueue(std::unique_ptr<Request>* request) {
     std::vector<Tensor> inputs;
     inputs.reserve(order->size());
     for (size_t k : *order) inputs.push_back(std::move(r.inputs[k]));
+    const uint64_t key = BatchKey(model_, inputs);
     std::vector<std::vector<Tensor>> part_inputs;
     if (parts > 1) {
       absl::StatusOr<std::vector<std::vector<Tensor>>> split =
@@ -247,6 +257,7 @@ absl::Status DynamicBatcher::Enqueue(std::unique_ptr<Request>* request) {
       if (r.deadline) v.deadline = *r.deadline;
       v.rows = options_.batched ? part_inputs[p][0].shape()[0] : 1;
       v.length = VariableLength(model_, part_inputs[p]);
+      v.key = key;
       for (const Tensor& t : part_inputs[p]) v.bytes += t.byte_size();
       entry->inputs = std::move(part_inputs[p]);
       if (split_state) {
@@ -286,9 +297,11 @@ bool DynamicBatcher::ShouldWakeScheduler(int64_t rows_before, bool has_deadline,
                                          absl::Time expiry) const {
   // A scheduler that is not parked will look at the queue again anyway.
   if (!scheduler_parked_) return false;
-  // A deadline may need an earlier dispatch than the parked scheduler plans; a
-  // timeout must fire on time.
-  if (has_deadline || expiry < scheduler_wake_at_) return true;
+  // A deadline may need an earlier dispatch than the parked scheduler plans
+  // (the new request's, or a queued one's: a batch that grows computes
+  // longer); a timeout must fire on time.
+  if (has_deadline || queued_deadlines_ > 0 || expiry < scheduler_wake_at_)
+    return true;
   if (idle_.empty())
     return false;  // nothing can be dispatched until an instance frees
   if (next_look_at_ == absl::InfiniteFuture())
@@ -297,6 +310,9 @@ bool DynamicBatcher::ShouldWakeScheduler(int64_t rows_before, bool has_deadline,
   if (!p.dynamic_batching || p.max_queue_delay <= absl::ZeroDuration())
     return true;
   if (queued_rows_ >= p.max_batch_rows) return true;
+  // A batch full by bytes, or one that ends at a shape break (ordering kept,
+  // another length or key), goes at once too; those need the policy to tell.
+  if (p.max_batch_bytes > 0 || p.preserve_ordering) return true;
   for (int64_t preferred : p.preferred_batch_sizes) {
     if (rows_before < preferred && queued_rows_ >= preferred) return true;
   }
@@ -305,6 +321,14 @@ bool DynamicBatcher::ShouldWakeScheduler(int64_t rows_before, bool has_deadline,
   // and the parked scheduler wakes by then: deciding now for every request
   // would cost a snapshot per request.
   return false;
+}
+
+void DynamicBatcher::RecordRejection(const Entry& e, RejectReason reason) {
+  if (e.split == nullptr) {
+    stats_.RecordRejected(e.view.level, reason, e.view.rows);
+  } else if (!e.split->rejection_counted.exchange(true)) {
+    stats_.RecordRejected(e.view.level, reason, e.split->rows);
+  }
 }
 
 void DynamicBatcher::Push(std::unique_ptr<Entry> entry) {
@@ -317,6 +341,7 @@ void DynamicBatcher::Push(std::unique_ptr<Entry> entry) {
   ++live_[e->view.level];
   live_rows_[e->view.level] += e->view.rows;
   queued_rows_ += e->view.rows;
+  if (e->view.deadline != absl::InfiniteFuture()) ++queued_deadlines_;
   (e->view.delayed ? delayed_ : queues_[e->view.level]).push_back(e->view.seq);
   entries_.emplace(e->view.seq, std::move(entry));
 }
@@ -329,6 +354,7 @@ std::unique_ptr<DynamicBatcher::Entry> DynamicBatcher::Take(Entry* entry) {
   --live_[entry->view.level];
   live_rows_[entry->view.level] -= entry->view.rows;
   queued_rows_ -= entry->view.rows;
+  if (entry->view.deadline != absl::InfiniteFuture()) --queued_deadlines_;
   auto it = entries_.find(entry->view.seq);
   std::unique_ptr<Entry> out = std::move(it->second);
   entries_.erase(it);
@@ -384,8 +410,7 @@ absl::Time DynamicBatcher::Step(int self, Failed* failed, bool* progress) {
     std::vector<Entry*> all;
     for (auto& [seq, entry] : entries_) all.push_back(entry.get());
     for (Entry* e : all) {
-      stats_.RecordRejected(e->view.level, RejectReason::kShuttingDown,
-                            e->view.rows);
+      RecordRejection(*e, RejectReason::kShuttingDown);
       failed->emplace_back(Take(e),
                            absl::UnavailableError(absl::StrCat(
                                "model '", model_.name,
@@ -428,7 +453,7 @@ absl::Time DynamicBatcher::Step(int self, Failed* failed, bool* progress) {
 
   for (size_t i : decision.timed_out) {
     Entry* e = snapshot_entries_[i];
-    stats_.RecordRejected(e->view.level, RejectReason::kTimeout, e->view.rows);
+    RecordRejection(*e, RejectReason::kTimeout);
     failed->emplace_back(Take(e),
                          absl::DeadlineExceededError(absl::StrCat(
                              "request timed out after ",
@@ -438,8 +463,7 @@ absl::Time DynamicBatcher::Step(int self, Failed* failed, bool* progress) {
   }
   for (size_t i : decision.infeasible) {
     Entry* e = snapshot_entries_[i];
-    stats_.RecordRejected(e->view.level, RejectReason::kDeadlineInfeasible,
-                          e->view.rows);
+    RecordRejection(*e, RejectReason::kDeadlineInfeasible);
     failed->emplace_back(
         Take(e),
         absl::DeadlineExceededError(absl::StrCat(
@@ -557,11 +581,12 @@ void DynamicBatcher::Execute(int instance, Batch& batch) {
   std::vector<std::pair<std::unique_ptr<Entry>, Result>> results;
   results.reserve(batch.entries.size());
   auto fail_all = [&](const absl::Status& status) {
+    const RejectReason reason =
+        status.code() == absl::StatusCode::kInvalidArgument
+            ? RejectReason::kInvalidInput
+            : RejectReason::kEngineError;
     for (auto& e : batch.entries) {
-      if (status.code() != absl::StatusCode::kInvalidArgument) {
-        stats_.RecordRejected(e->view.level, RejectReason::kEngineError,
-                              e->view.rows);
-      }
+      RecordRejection(*e, reason);
       results.emplace_back(std::move(e), status);
     }
   };
@@ -587,7 +612,10 @@ void DynamicBatcher::Execute(int instance, Batch& batch) {
                             absl::StrCat("model '", model_.name,
                                          "': ", outputs.status().message())));
     } else {
-      latency_.Observe(rows, compute);
+      // An offline batch run in the background while online requests were
+      // about took longer than the engine needs: keep it out of the model
+      // that online deadlines are judged by.
+      if (!batch.background) latency_.Observe(rows, compute);
       absl::StatusOr<std::vector<std::vector<Tensor>>> split =
           SplitOutputs(model_, *assembled, *std::move(outputs));
       if (!split.ok()) {
@@ -606,9 +634,12 @@ void DynamicBatcher::Execute(int instance, Batch& batch) {
 void DynamicBatcher::Deliver(Results results, uint64_t batch_seq) {
   {
     MutexLock lock(&completion_mu_);
+    // Once the completion thread has been told to stop (an Enqueue that raced
+    // Shutdown delivers its rejections after that) nobody would run them.
     const bool inline_delivery =
-        batch_seq != kUnordered && !options_.policy.preserve_ordering &&
-        results.size() <= kInlineDeliveryMax && completions_.empty();
+        completer_stop_ ||
+        (batch_seq != kUnordered && !options_.policy.preserve_ordering &&
+         results.size() <= kInlineDeliveryMax && completions_.empty());
     if (!inline_delivery) {
       // The instance goes back to work at once; the completion thread runs
       // the callbacks while the engine computes the next batch.

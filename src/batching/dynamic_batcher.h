@@ -106,6 +106,9 @@ class DynamicBatcher {
   void AddWindow(std::deque<uint64_t>& queue, bool delayed, size_t limit)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void AddToSnapshot(Entry* entry) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Counts a rejected entry in the statistics: a whole request with its rows,
+  // a split request once however many of its parts are rejected.
+  void RecordRejection(const Entry& e, RejectReason reason);
   void Push(std::unique_ptr<Entry> entry) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void UpdateDepth(int level) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   bool Idle() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
@@ -161,6 +164,9 @@ class DynamicBatcher {
   std::vector<int64_t> live_ ABSL_GUARDED_BY(mu_);  // queued entries per level
   std::vector<int64_t> live_rows_ ABSL_GUARDED_BY(mu_);
   int64_t queued_rows_ ABSL_GUARDED_BY(mu_) = 0;  // over all levels
+  // Queued entries with a deadline: while there are any, every enqueue
+  // decides (a batch that grows may have to go earlier).
+  int64_t queued_deadlines_ ABSL_GUARDED_BY(mu_) = 0;
   // The scheduler is parked in WaitUntil until scheduler_wake_at_ (or a
   // signal).
   bool scheduler_parked_ ABSL_GUARDED_BY(mu_) = false;

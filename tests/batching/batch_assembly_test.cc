@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "batching/batch_assembly.h"
 
+#include <limits>
 #include <memory>
 #include <string>
 #include <vector>
@@ -473,6 +474,36 @@ TEST(SplitOutputsTest, BatchOutputIsFreedWhenTheLastSliceDies) {
   EXPECT_TRUE(watch.expired());
 }
 
+TEST(BatchKeyTest, DiffersExactlyWhenRequestsCannotShareABatch) {
+  ModelOptions m;
+  m.name = "m";
+  m.max_batch_size = 8;
+  m.inputs = {{"x", DataType::kFp32, {-1}},
+              {"s", DataType::kBytes, {-1}},
+              {"opt", DataType::kFp32, {2}, /*optional=*/true}};
+  auto key = [&m](int64_t x_len, std::vector<std::string> s, bool opt) {
+    std::vector<Tensor> in;
+    in.push_back(Make<float>("x", {1, x_len},
+                             std::vector<float>(static_cast<size_t>(x_len))));
+    const int64_t n = static_cast<int64_t>(s.size());
+    in.push_back(Strings("s", {1, n}, std::move(s)));
+    if (opt) in.push_back(Make<float>("opt", {1, 2}, {1, 2}));
+    return BatchKey(m, in);
+  };
+  // A padded FP32 length and the BYTES contents do not matter...
+  EXPECT_EQ(key(3, {"a", "b"}, true), key(9, {"ccc", ""}, true));
+  // ...the BYTES shape and the optional input's presence do.
+  EXPECT_NE(key(3, {"a", "b"}, true), key(3, {"a", "b", "c"}, true));
+  EXPECT_NE(key(3, {"a", "b"}, true), key(3, {"a", "b"}, false));
+  // A model without optional or variable BYTES inputs has one key.
+  ModelOptions fixed;
+  fixed.max_batch_size = 8;
+  fixed.inputs = {{"x", DataType::kFp32, {-1}}};
+  EXPECT_EQ(
+      BatchKey(fixed, One(Make<float>("x", {1, 2}, {1, 2}))),
+      BatchKey(fixed, One(Make<float>("x", {2, 5}, std::vector<float>(10)))));
+}
+
 // PartBoundaries then SplitRows, as the batcher does.
 absl::StatusOr<std::vector<std::vector<Tensor>>> Split(
     std::vector<Tensor> inputs, int64_t max_rows, size_t max_bytes = 0) {
@@ -529,6 +560,14 @@ TEST(PartBoundariesTest, Table) {
        "row 0 of the request has 8 bytes of input, more than max_batch_bytes "
        "(7)"},
       {"ZeroRowsAreOneEmptyPart", 0, 2, false, 4, 8, {0, 0}, ""},
+      {"HugeByteCapLeavesTheRowCap",
+       10,
+       2,
+       false,
+       4,
+       std::numeric_limits<size_t>::max(),
+       {0, 4, 8, 10},
+       ""},
       {"ZeroRowLimitIsRejected", 3, 2, false, 0, 0, {}, "at least 1"},
       // Row i: 4 bytes of FP32 + 4 + i bytes of string. Rows 0..5 are
       // 8, 9, 10, 11, 12, 13 bytes; parts of at most 21 bytes: {8, 9},

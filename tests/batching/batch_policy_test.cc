@@ -313,6 +313,35 @@ std::vector<Case> Cases() {
                      DispatchReason::kDelayExpired});
   }
   {
+    // Keys differ when requests cannot share a batch (an optional input
+    // present in one only, BYTES inputs of different shapes).
+    QueuedRequest a = Req(1), b = Req(2), c = Req(3);
+    b.key = 7;
+    cases.push_back({"RequestsWithAnotherKeyWaitForTheirOwnBatch",
+                     {a, b, c},
+                     Opts(8),
+                     Now(10),
+                     false,
+                     {1, 3},
+                     DispatchReason::kDelayExpired});
+    BatchPolicyOptions ordered = Opts(8);
+    ordered.preserve_ordering = true;
+    cases.push_back({"OrderedKeyChangeIsAShapeBreak",
+                     {a, b, c},
+                     ordered,
+                     Now(0),
+                     false,
+                     {1},
+                     DispatchReason::kShapeBreak});
+    cases.push_back({"TheOtherKeyGoesNextInItsOwnBatch",
+                     {b, c},
+                     ordered,
+                     Now(0),
+                     false,
+                     {2},
+                     DispatchReason::kShapeBreak});
+  }
+  {
     BatchPolicyOptions o = Opts(8);
     o.max_batch_bytes = 1000;
     QueuedRequest a = Req(1), b = Req(2), c = Req(3);
