@@ -2,13 +2,13 @@
 // Batch assembly: the data plane of the dynamic batcher. Turns the inputs of
 // the requests the batch policy picked into one contiguous tensor per model
 // input (padding variable-length dims), and slices the engine's outputs back
-// into one output vector per request. Also splits a request larger than
-// max_batch_size (or max_batch_bytes) into parts and joins the parts' outputs.
+// into one output vector per request. Splitting a request larger than a batch
+// into parts, and joining their outputs, is in split_rows.h.
 //
-// Callers: the DynamicBatcher's instance threads (AssembleBatch, SplitOutputs,
-// ConcatRows) and its enqueuing threads (PartBoundaries, SplitRows, and
-// VariableLength for length bucketing). Requests reaching these functions were
-// already checked and ordered by ValidateAndOrderInputs.
+// Callers: the DynamicBatcher's instance threads (AssembleBatch, SplitOutputs)
+// and its enqueuing threads (VariableLength for length bucketing, BatchKey).
+// Requests reaching these functions were already checked and ordered by
+// ValidateAndOrderInputs.
 //
 // Ownership: a batch of one request borrows the request's tensors, so the
 // caller keeps the request alive until the engine has run. Output slices and
@@ -124,34 +124,6 @@ absl::StatusOr<std::vector<std::vector<Tensor>>> SplitOutputs(
 // AssembleBatch cannot pad. `inputs` in config order, as ValidateAndOrderInputs
 // leaves them.
 uint64_t BatchKey(const ModelOptions& options, absl::Span<const Tensor> inputs);
-
-// Where to cut one request's inputs (dimension 0 = rows, equal in all) so
-// that every part has at most `max_rows` rows and, when max_bytes > 0, at most
-// `max_bytes` bytes of input (all inputs together; BYTES elements counted as
-// sent, with their 4-byte length prefixes). Returns the row boundaries
-// 0 = b[0] < b[1] < ... < b[n] = rows: part p is rows [b[p], b[p+1]). Parts are
-// filled greedily in row order, so all but the last are as large as allowed.
-// Zero rows give one empty part, {0, 0}. INVALID_ARGUMENT when max_rows < 1,
-// the inputs disagree on dimension 0 (or one is a scalar), or a single row is
-// larger than max_bytes (the message names the row and max_batch_bytes).
-absl::StatusOr<std::vector<int64_t>> PartBoundaries(
-    absl::Span<const Tensor> inputs, int64_t max_rows, size_t max_bytes);
-
-// Cuts one request's inputs at `boundaries` (as PartBoundaries returns them)
-// into parts, in order. Zero copy: parts borrow from the inputs, which a
-// shared keep-alive holds. One part ({0, rows}) comes back as the inputs,
-// unchanged. INVALID_ARGUMENT when the boundaries do not run from 0 to the
-// inputs' rows in increasing order, or the inputs disagree on dimension 0.
-absl::StatusOr<std::vector<std::vector<Tensor>>> SplitRows(
-    std::vector<Tensor> inputs, absl::Span<const int64_t> boundaries);
-
-// Joins the outputs of SplitRows' parts (each in config output order) back
-// into one owned tensor per output, rows in part order. One part passes
-// through unchanged. INVALID_ARGUMENT for no parts; INTERNAL naming the
-// output when the parts disagree on the number of outputs, names, data types
-// or non-batch dims.
-absl::StatusOr<std::vector<Tensor>> ConcatRows(
-    std::vector<std::vector<Tensor>> parts);
 
 }  // namespace ferry
 

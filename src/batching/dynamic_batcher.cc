@@ -7,6 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "batching/batch_assembly.h"
+#include "batching/split_rows.h"
 #include "core/logging.h"
 #include "core/status_macros.h"
 #include "core/thread_priority.h"

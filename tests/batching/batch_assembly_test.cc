@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "batching/split_rows.h"
 #include "core/half.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
