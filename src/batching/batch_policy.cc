@@ -204,7 +204,14 @@ BatchDecision DecideBatch(absl::Span<const QueuedRequest> queue,
     std::vector<std::tuple<bool, int, uint64_t, size_t>> keys;
     keys.reserve(candidates.size());
     for (size_t i : candidates) {
-      keys.emplace_back(delayed[i], EffectiveLevel(queue[i], options, now),
+      // A request whose DELAY timeout passed goes behind the others for one
+      // aging interval, then competes by age again (its early arrival puts it
+      // first at its level): DELAY must not turn into starvation. Without
+      // aging it stays behind, as in Triton.
+      const bool behind =
+          delayed[i] && (options.aging_interval <= absl::ZeroDuration() ||
+                         now < queue[i].timeout_at + options.aging_interval);
+      keys.emplace_back(behind, EffectiveLevel(queue[i], options, now),
                         queue[i].seq, i);
     }
     // The snapshot usually arrives in order already (one level, arrival order).

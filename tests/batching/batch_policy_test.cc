@@ -213,6 +213,30 @@ std::vector<Case> Cases() {
                      {1}});
     QueuedRequest already = delayed;
     already.delayed = true;
+    // One aging interval (100 ms) after its timeout it competes by age again.
+    cases.push_back({"DelayedStaysBehindForAnAgingInterval",
+                     {already, Req(2)},
+                     Opts(1, 0),
+                     Now(104),
+                     false,
+                     {2},
+                     DispatchReason::kFull});
+    cases.push_back({"DelayedCompetesByAgeAfterAnAgingInterval",
+                     {already, Req(2)},
+                     Opts(1, 0),
+                     Now(105),
+                     false,
+                     {1},
+                     DispatchReason::kFull});
+    BatchPolicyOptions no_aging = Opts(1, 0);
+    no_aging.aging_interval = absl::ZeroDuration();
+    cases.push_back({"WithoutAgingDelayedStaysBehind",
+                     {already, Req(2)},
+                     no_aging,
+                     Now(100000),
+                     false,
+                     {2},
+                     DispatchReason::kFull});
     cases.push_back({"AlreadyDelayedIsNotReportedAgain",
                      {already},
                      Opts(1, 0),
