@@ -3,6 +3,7 @@
 // and requests that cannot share a batch.
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "batcher_harness.h"
@@ -17,39 +18,29 @@ using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 
 TEST(DynamicBatcherTest, OversizedRequestIsSplitAndReassembledInOrder) {
-  FakeClock clock;
-  ModelOptions m = Model(4);
-  Harness h(m, Options(m, 0), &clock, /*instances=*/2);
-  Outcome o;
-  std::vector<float> rows;
-  for (int i = 0; i < 10; ++i) rows.push_back(static_cast<float>(i));
-  auto r = MakeRequest(rows, &o);
-  ASSERT_TRUE(h.batcher->Enqueue(&r).ok());
-  o.done.WaitForNotification();
-  ASSERT_TRUE(o.result.ok()) << o.result.status();
-  EXPECT_EQ((*o.result)[0].shape(), (Shape{10, 1}));
-  EXPECT_EQ(Values(o), rows);
-  EXPECT_EQ(o.calls, 1);
-  EXPECT_EQ(h.batcher->stats().batches, 3u);
-}
-
-TEST(DynamicBatcherTest, RequestOverTheByteCapIsSplitIntoPartsWithinIt) {
-  FakeClock clock;
-  ModelOptions m = Model(4);
-  m.parameters["max_batch_bytes"] = "8";  // two FP32 rows of width 1
-  Harness h(m, Options(m, 0), &clock, /*instances=*/2);
-  Outcome o;
-  std::vector<float> rows;
-  for (int i = 0; i < 10; ++i) rows.push_back(static_cast<float>(i));
-  auto r = MakeRequest(rows, &o);
-  ASSERT_TRUE(h.batcher->Enqueue(&r).ok());
-  o.done.WaitForNotification();
-  ASSERT_TRUE(o.result.ok()) << o.result.status();
-  EXPECT_EQ(Values(o), rows);
-  EXPECT_EQ(o.calls, 1);
-  // The row cap alone would make 3 batches (4, 4, 2).
-  EXPECT_EQ(h.batcher->stats().batches, 5u);
-  EXPECT_EQ(h.batcher->stats().rows_executed, 10u);
+  // 10 rows, max_batch_size 4: parts of 4, 4, 2; with a byte cap of two FP32
+  // rows of width 1, parts of 2.
+  for (const auto& [byte_cap, batches] :
+       {std::pair<const char*, uint64_t>{nullptr, 3},
+        std::pair<const char*, uint64_t>{"8", 5}}) {
+    SCOPED_TRACE(byte_cap == nullptr ? "rows" : "bytes");
+    FakeClock clock;
+    ModelOptions m = Model(4);
+    if (byte_cap != nullptr) m.parameters["max_batch_bytes"] = byte_cap;
+    Harness h(m, Options(m, 0), &clock, /*instances=*/2);
+    Outcome o;
+    std::vector<float> rows;
+    for (int i = 0; i < 10; ++i) rows.push_back(static_cast<float>(i));
+    auto r = MakeRequest(rows, &o);
+    ASSERT_TRUE(h.batcher->Enqueue(&r).ok());
+    o.done.WaitForNotification();
+    ASSERT_TRUE(o.result.ok()) << o.result.status();
+    EXPECT_EQ((*o.result)[0].shape(), (Shape{10, 1}));
+    EXPECT_EQ(Values(o), rows);
+    EXPECT_EQ(o.calls, 1);
+    EXPECT_EQ(h.batcher->stats().batches, batches);
+    EXPECT_EQ(h.batcher->stats().rows_executed, 10u);
+  }
 }
 
 TEST(DynamicBatcherTest, BatchFullByBytesGoesWithoutWaitingOutTheDelay) {
