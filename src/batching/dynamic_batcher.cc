@@ -507,6 +507,12 @@ absl::Time DynamicBatcher::Step(int self, Failed* failed, bool* progress) {
   }
   absl::Time wake = decision.wake_at;
   if (!expiries_.empty()) wake = std::min(wake, expiries_.begin()->first);
+  // Offline records held back while online requests are about (reserved
+  // instance, row cap) may go once online traffic stops counting as recent.
+  if (online_active && options_.offline_level >= 0 &&
+      live_[options_.offline_level] > 0) {
+    wake = std::min(wake, last_online_enqueue_ + kOnlineActiveWindow);
+  }
   if (draining_) wake = std::min(wake, drain_deadline_);
   // Every due expiry was acted on above; never spin on a time already past.
   if (wake <= now) wake = now + absl::Microseconds(100);

@@ -302,6 +302,33 @@ TEST(DynamicBatcherTest, OfflineOnlyBatchesLeaveAnInstanceFreeForOnline) {
   }
 }
 
+TEST(DynamicBatcherTest, HeldBackOfflineRecordsGoOnceOnlineTrafficStops) {
+  // A real clock: a FakeClock's Advance wakes every waiter, which would hide a
+  // missing timer.
+  ModelOptions m = Model(1);
+  m.parameters["execute_delay_us"] = "3000000";  // the online batch runs 3 s
+  Harness h(m, Options(m, 0), RealClock::Get(), /*instances=*/2);
+  Outcome online, offline;
+  auto a = MakeRequest({0}, &online);
+  ASSERT_TRUE(h.batcher->Enqueue(&a).ok());
+  const absl::Time start = absl::Now();
+  while (h.batcher->stats().batches == 0) std::this_thread::yield();
+  auto b = MakeRequest({1}, &offline);
+  b->offline = true;
+  ASSERT_TRUE(h.batcher->Enqueue(&b).ok());  // held: the last free instance
+  // A second after the online request it no longer counts as recent: the
+  // scheduler wakes by itself and the record takes the free instance while
+  // the online batch still runs.
+  while (h.batcher->stats().batches < 2 && !online.done.HasBeenNotified()) {
+    absl::SleepFor(absl::Milliseconds(1));
+  }
+  EXPECT_FALSE(online.done.HasBeenNotified());
+  EXPECT_LT(absl::Now() - start, absl::Milliseconds(2500));
+  online.done.WaitForNotification();
+  offline.done.WaitForNotification();
+  EXPECT_TRUE(offline.result.ok()) << offline.result.status();
+}
+
 TEST(DynamicBatcherTest, PreserveOrderingDeliversInArrivalOrder) {
   ModelOptions m = Model(3);
   m.dynamic_batching.preserve_ordering = true;
