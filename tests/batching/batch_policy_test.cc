@@ -306,25 +306,42 @@ std::vector<Case> Cases() {
                    {1, 2},
                    DispatchReason::kDrain});
   {
+    // A candidate that cannot join the batch (it would pad too much, or its
+    // key differs: an optional input only one carries, BYTES inputs of other
+    // shapes) waits for its own batch; with ordering kept it ends the batch.
     QueuedRequest a = Req(1), b = Req(2), c = Req(3);
     a.length = 10;
     b.length = 100;
     c.length = 11;
-    cases.push_back({"LengthBucketsKeepPaddingWithinBound",
-                     {a, b, c},
-                     Opts(8),
-                     Now(10),
-                     false,
-                     {1, 3},
-                     DispatchReason::kDelayExpired});
+    QueuedRequest keyed = Req(2);
+    keyed.length = 10;  // fits by padding; only the key keeps it out
+    keyed.key = 7;
     BatchPolicyOptions ordered = Opts(8);
     ordered.preserve_ordering = true;
-    cases.push_back({"OrderedLengthBreakDispatchesTheBatchSoFar",
-                     {a, b, c},
+    for (const auto& [why, misfit] :
+         {std::pair<std::string, QueuedRequest>{"Length", b},
+          std::pair<std::string, QueuedRequest>{"Key", keyed}}) {
+      cases.push_back({why + "MisfitWaitsForItsOwnBatch",
+                       {a, misfit, c},
+                       Opts(8),
+                       Now(10),
+                       false,
+                       {1, 3},
+                       DispatchReason::kDelayExpired});
+      cases.push_back({"Ordered" + why + "BreakDispatchesTheBatchSoFar",
+                       {a, misfit, c},
+                       ordered,
+                       Now(0),
+                       false,
+                       {1},
+                       DispatchReason::kShapeBreak});
+    }
+    cases.push_back({"TheOtherKeyGoesNextInItsOwnBatch",
+                     {keyed, c},
                      ordered,
                      Now(0),
                      false,
-                     {1},
+                     {2},
                      DispatchReason::kShapeBreak});
     BatchPolicyOptions no_bucketing = Opts(8);
     no_bucketing.max_padding_waste = 1.0;
@@ -335,35 +352,6 @@ std::vector<Case> Cases() {
                      false,
                      {1, 2, 3},
                      DispatchReason::kDelayExpired});
-  }
-  {
-    // Keys differ when requests cannot share a batch (an optional input
-    // present in one only, BYTES inputs of different shapes).
-    QueuedRequest a = Req(1), b = Req(2), c = Req(3);
-    b.key = 7;
-    cases.push_back({"RequestsWithAnotherKeyWaitForTheirOwnBatch",
-                     {a, b, c},
-                     Opts(8),
-                     Now(10),
-                     false,
-                     {1, 3},
-                     DispatchReason::kDelayExpired});
-    BatchPolicyOptions ordered = Opts(8);
-    ordered.preserve_ordering = true;
-    cases.push_back({"OrderedKeyChangeIsAShapeBreak",
-                     {a, b, c},
-                     ordered,
-                     Now(0),
-                     false,
-                     {1},
-                     DispatchReason::kShapeBreak});
-    cases.push_back({"TheOtherKeyGoesNextInItsOwnBatch",
-                     {b, c},
-                     ordered,
-                     Now(0),
-                     false,
-                     {2},
-                     DispatchReason::kShapeBreak});
   }
   {
     BatchPolicyOptions o = Opts(8);

@@ -67,18 +67,25 @@ struct Outcome {
   std::atomic<int> calls{0};
 };
 
-inline std::unique_ptr<Request> MakeRequest(std::vector<float> rows,
-                                            Outcome* out,
-                                            uint32_t priority = 0) {
+// A request of one input whose result lands in `out`.
+inline std::unique_ptr<Request> RequestOf(Tensor input, Outcome* out) {
   auto r = std::make_unique<Request>();
-  const int64_t n = static_cast<int64_t>(rows.size());
-  r->inputs.push_back(*Tensor::FromValues<float>("x", {n, 1}, rows));
-  r->priority = priority;
+  r->inputs.push_back(std::move(input));
   r->done = [out](absl::StatusOr<std::vector<Tensor>> result) {
     out->result = std::move(result);
     out->calls.fetch_add(1);
     out->done.Notify();
   };
+  return r;
+}
+
+// One FP32 row of width 1 per value, input "x".
+inline std::unique_ptr<Request> MakeRequest(std::vector<float> rows,
+                                            Outcome* out,
+                                            uint32_t priority = 0) {
+  const int64_t n = static_cast<int64_t>(rows.size());
+  auto r = RequestOf(*Tensor::FromValues<float>("x", {n, 1}, rows), out);
+  r->priority = priority;
   return r;
 }
 

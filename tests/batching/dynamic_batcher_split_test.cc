@@ -87,14 +87,9 @@ TEST(DynamicBatcherTest, RowLargerThanTheByteCapIsTheCallersError) {
   m.parameters["max_batch_bytes"] = "16";  // two INT64 elements
   Harness h(m, Options(m, 0), &clock);
   Outcome o;
-  auto r = std::make_unique<Request>();
-  r->inputs.push_back(*Tensor::FromValues<int64_t>(
-      "x", {2, 3}, std::vector<int64_t>{1, 2, 3, 4, 5, 6}));
-  r->done = [&o](absl::StatusOr<std::vector<Tensor>> result) {
-    o.result = std::move(result);
-    o.calls.fetch_add(1);
-    o.done.Notify();
-  };
+  auto r = RequestOf(*Tensor::FromValues<int64_t>(
+                         "x", {2, 3}, std::vector<int64_t>{1, 2, 3, 4, 5, 6}),
+                     &o);
   absl::Status s = h.batcher->Enqueue(&r);
   EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(std::string(s.message()),
@@ -115,15 +110,9 @@ TEST(DynamicBatcherTest, BytesInputsOfDifferentShapesRunInSeparateBatches) {
   m.parameters["execute_delay_us"] = "30000";  // keeps the instance busy
   Harness h(m, Options(m, 0), &clock);
   auto make = [](std::vector<std::string> words, Outcome* out) {
-    auto r = std::make_unique<Request>();
-    r->inputs.push_back(*Tensor::FromStrings(
-        "s", {1, static_cast<int64_t>(words.size())}, words));
-    r->done = [out](absl::StatusOr<std::vector<Tensor>> result) {
-      out->result = std::move(result);
-      out->calls.fetch_add(1);
-      out->done.Notify();
-    };
-    return r;
+    return RequestOf(*Tensor::FromStrings(
+                         "s", {1, static_cast<int64_t>(words.size())}, words),
+                     out);
   };
   Outcome first, a, b;
   auto r0 = make({"x"}, &first);

@@ -568,14 +568,9 @@ TEST(DynamicBatcherTest, VariableLengthRequestsArePaddedAndSlicedBack) {
   Harness h(m, std::move(options), &clock);
   Outcome a, b;
   auto make = [](std::vector<int64_t> ids, Outcome* out) {
-    auto r = std::make_unique<Request>();
-    r->inputs.push_back(*Tensor::FromValues<int64_t>(
-        "x", {1, static_cast<int64_t>(ids.size())}, ids));
-    r->done = [out](absl::StatusOr<std::vector<Tensor>> result) {
-      out->result = std::move(result);
-      out->done.Notify();
-    };
-    return r;
+    return RequestOf(*Tensor::FromValues<int64_t>(
+                         "x", {1, static_cast<int64_t>(ids.size())}, ids),
+                     out);
   };
   auto ra = make({1, 2, 3}, &a);
   auto rb = make({4, 5, 6, 7, 8}, &b);
