@@ -399,6 +399,13 @@ int64_t VariableLength(const ModelOptions& options,
 
 uint64_t BatchKey(const ModelOptions& options,
                   absl::Span<const Tensor> inputs) {
+  // Most models have neither optional nor variable BYTES inputs: one key, and
+  // no per-request look-ups.
+  const bool keyed = std::any_of(
+      options.inputs.begin(), options.inputs.end(), [](const TensorSpec& s) {
+        return s.optional || (!IsFixedSize(s.dtype) && HasVariableDim(s));
+      });
+  if (!keyed) return 0;
   const bool all_present = inputs.size() == options.inputs.size();
   uint64_t key = 0;
   auto mix = [&key](uint64_t v) {

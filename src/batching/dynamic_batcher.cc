@@ -159,10 +159,10 @@ absl::Status DynamicBatcher::Enqueue(std::unique_ptr<Request>* request) {
   // Parts of at most max_batch_size rows and max_batch_bytes bytes; decided
   // before the request is taken, so that one row over the byte cap is the
   // caller's error.
+  size_t bytes = 0;
+  for (const Tensor& t : r.inputs) bytes += t.byte_size();
   std::vector<int64_t> boundaries;  // empty: one part
   if (options_.batched) {
-    size_t bytes = 0;
-    for (const Tensor& t : r.inputs) bytes += t.byte_size();
     const size_t max_bytes = options_.policy.max_batch_bytes;
     if (rows > options_.policy.max_batch_rows ||
         (max_bytes > 0 && bytes > max_bytes)) {
@@ -259,7 +259,11 @@ absl::Status DynamicBatcher::Enqueue(std::unique_ptr<Request>* request) {
       v.rows = options_.batched ? part_inputs[p][0].shape()[0] : 1;
       v.length = VariableLength(model_, part_inputs[p]);
       v.key = key;
-      for (const Tensor& t : part_inputs[p]) v.bytes += t.byte_size();
+      if (parts == 1) {
+        v.bytes = bytes;
+      } else {
+        for (const Tensor& t : part_inputs[p]) v.bytes += t.byte_size();
+      }
       entry->inputs = std::move(part_inputs[p]);
       if (split_state) {
         entry->split = split_state;

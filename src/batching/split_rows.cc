@@ -79,37 +79,20 @@ absl::StatusOr<std::vector<int64_t>> PartBoundaries(
     boundaries.push_back(0);
     return boundaries;
   }
-  size_t fixed_row_bytes = 0;  // per row, over the fixed-size inputs
-  std::vector<std::vector<size_t>>
-      variable;  // BYTES inputs: every row's offset
-  std::vector<int64_t> every_row;
-  for (const Tensor& t : inputs) {
-    if (IsFixedSize(t.dtype())) {
-      fixed_row_bytes += t.byte_size() / static_cast<size_t>(rows);
-      continue;
-    }
-    if (every_row.empty()) {
-      every_row.resize(static_cast<size_t>(rows) + 1);
-      for (int64_t r = 0; r <= rows; ++r) every_row[r] = r;
-    }
-    variable.push_back(RowByteOffsets(t, rows, every_row));
-  }
-  if (max_bytes == 0 || variable.empty()) {
-    // Every row is the same size: parts of one size, the last one shorter.
-    int64_t per_part = max_rows;
-    if (max_bytes > 0 && fixed_row_bytes > 0) {
-      if (fixed_row_bytes > max_bytes) {
-        return RowTooLarge(0, fixed_row_bytes, max_bytes);
-      }
-      // Compared unsigned: a huge cap must not turn negative in int64_t.
-      const size_t by_bytes = max_bytes / fixed_row_bytes;
-      if (by_bytes < static_cast<size_t>(per_part)) {
-        per_part = static_cast<int64_t>(by_bytes);
+  // Row sizes matter only under a byte cap: fixed-size inputs add the same to
+  // every row, BYTES inputs what each row holds.
+  size_t fixed_row_bytes = 0;
+  std::vector<std::vector<size_t>> variable;  // BYTES inputs: row offsets
+  if (max_bytes > 0) {
+    std::vector<int64_t> every_row(static_cast<size_t>(rows) + 1);
+    for (int64_t r = 0; r <= rows; ++r) every_row[r] = r;
+    for (const Tensor& t : inputs) {
+      if (IsFixedSize(t.dtype())) {
+        fixed_row_bytes += t.byte_size() / static_cast<size_t>(rows);
+      } else {
+        variable.push_back(RowByteOffsets(t, rows, every_row));
       }
     }
-    for (int64_t b = per_part; b < rows; b += per_part) boundaries.push_back(b);
-    boundaries.push_back(rows);
-    return boundaries;
   }
   int64_t part_rows = 0;
   size_t part_bytes = 0;
@@ -117,8 +100,11 @@ absl::StatusOr<std::vector<int64_t>> PartBoundaries(
     size_t row_bytes = fixed_row_bytes;
     for (const std::vector<size_t>& offsets : variable)
       row_bytes += offsets[r + 1] - offsets[r];
-    if (row_bytes > max_bytes) return RowTooLarge(r, row_bytes, max_bytes);
-    if (part_rows == max_rows || part_bytes + row_bytes > max_bytes) {
+    if (max_bytes > 0 && row_bytes > max_bytes) {
+      return RowTooLarge(r, row_bytes, max_bytes);
+    }
+    if (part_rows == max_rows ||
+        (max_bytes > 0 && part_bytes + row_bytes > max_bytes)) {
       boundaries.push_back(r);
       part_rows = 0;
       part_bytes = 0;
